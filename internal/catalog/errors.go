@@ -1,0 +1,122 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// ErrInvalidConfig is matched (errors.Is) by every error Resolve returns because of the shape or
+// content of the mcp config: *ConfigError and *UnknownServerError. The caller shows those
+// messages to users as "Failed to start MCP gateway: <msg>", so they are short and name the
+// server and field, and never contain a value from the config (envs and properties hold secrets).
+var ErrInvalidConfig = errors.New("invalid mcp config")
+
+// ErrNotInstalled is matched by the error Resolve returns when a catalog server is neither
+// installed nor runnable through its package runner (npx, uvx). It is not a config error: the
+// config is fine, the template lacks the server.
+var ErrNotInstalled = errors.New("server not installed")
+
+// ConfigError reports one invalid part of the mcp config. Server is the key in the config ("" for
+// the config as a whole) and Field the field inside that server's entry ("" for the entry itself).
+// Err never contains a value taken from the config.
+type ConfigError struct {
+	Server string
+	Field  string
+	Err    error
+}
+
+// Error formats as `server "github/acme/x": runCmd: is required`.
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	if e.Server != "" {
+		fmt.Fprintf(&b, "server %q: ", e.Server)
+	}
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	if e.Err == nil {
+		b.WriteString("invalid")
+	} else {
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Is makes every ConfigError match ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// UnknownServerError reports a config key that is neither a GitHub server, a local server (no
+// runCmd) nor a catalog entry. It lists the catalog so the user can see what the template offers,
+// and suggests a close catalog name when there is one (a typo such as "sequential-thinking").
+type UnknownServerError struct {
+	Server  string
+	Known   []string // catalog names, sorted
+	Suggest string   // closest catalog name, or ""
+}
+
+// Error formats as `unknown server "foo": not in the catalog and no runCmd given (catalog: a, b)`.
+func (e *UnknownServerError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown server %q: not in the catalog and no runCmd given", e.Server)
+	if e.Suggest != "" {
+		fmt.Fprintf(&b, "; did you mean %q?", e.Suggest)
+	}
+	if len(e.Known) == 0 {
+		b.WriteString(" (the catalog is empty)")
+	} else {
+		fmt.Fprintf(&b, " (catalog: %s)", strings.Join(e.Known, ", "))
+	}
+	return b.String()
+}
+
+// Is makes every UnknownServerError match ErrInvalidConfig.
+func (e *UnknownServerError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// suggest returns the known name closest to name when it is a plausible typo: equal after
+// dropping case, '-' and '_', or at most two edits away. It returns "" otherwise.
+func suggest(name string, known []string) string {
+	fold := func(s string) string {
+		return strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(s))
+	}
+	best, bestDist := "", 3
+	for _, k := range known {
+		if fold(k) == fold(name) {
+			return k
+		}
+		if d := editDistance(strings.ToLower(name), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes. Names are short (config
+// keys are compared against a catalog of tens of entries), so the quadratic cost does not matter;
+// keys longer than 64 bytes are never typos of a catalog name and are not compared.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return max(len(a), len(b))
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,155 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// applyProperties type-checks the config fields of catalog entry e against its properties and
+// maps them to arguments and environment variables. Flags come first and positional arguments
+// last (each group in property-name order), the order CLIs parse most reliably. A null value
+// counts as absent: SDKs send None/undefined optional settings that way.
+func applyProperties(e Entry, fields map[string]json.RawMessage) (args []string, env map[string]string, err error) {
+	var flags, positional []string
+	for _, name := range slices.Sorted(maps.Keys(e.Properties)) {
+		p := e.Properties[name]
+		fail := func(err error) ([]string, map[string]string, error) {
+			return nil, nil, &ConfigError{Server: e.Name, Field: name, Err: err}
+		}
+		raw, ok := fields[name]
+		if ok && jsonType(raw) == "null" {
+			ok = false
+		}
+		if !ok {
+			if p.Required {
+				return fail(fmt.Errorf("is required (%s)", describeType(p)))
+			}
+			continue
+		}
+		elems, err := checkProperty(p, raw)
+		if err != nil {
+			return fail(err)
+		}
+		switch {
+		case p.Env != "":
+			if env == nil {
+				env = make(map[string]string)
+			}
+			env[p.Env] = envText(raw)
+		case p.Flag != "":
+			for _, el := range elems {
+				if p.Type == TypeBoolean {
+					if string(bytes.TrimSpace(el)) == "true" {
+						flags = append(flags, p.Flag)
+					}
+					continue
+				}
+				flags = append(flags, p.Flag, argText(el))
+			}
+		default:
+			for _, el := range elems {
+				positional = append(positional, argText(el))
+			}
+		}
+	}
+	return append(flags, positional...), env, nil
+}
+
+// checkProperty checks raw against p and returns the values it stands for: the elements of an
+// array, or raw itself.
+func checkProperty(p Property, raw json.RawMessage) ([]json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if p.Type != TypeArray {
+		if err := checkValue(p.Type, raw); err != nil {
+			return nil, fmt.Errorf("must be %s, got %s", describeType(p), err)
+		}
+		return []json.RawMessage{raw}, nil
+	}
+	if t := jsonType(raw); t != "array" {
+		return nil, fmt.Errorf("must be %s, got %s", describeType(p), t)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		return nil, syntaxError(err)
+	}
+	if p.Required && len(elems) == 0 {
+		return nil, fmt.Errorf("must not be empty (%s)", describeType(p))
+	}
+	for i, el := range elems {
+		if err := checkValue(p.Items, el); err != nil {
+			return nil, fmt.Errorf("element %d: must be %s, got %s", i, describeType(Property{Type: p.Items}), err)
+		}
+	}
+	return elems, nil
+}
+
+// checkValue checks one non-array value. Its error text is what was found instead, for the
+// caller's "must be X, got <err>"; it never contains the value.
+func checkValue(t PropType, raw json.RawMessage) error {
+	got := jsonType(raw)
+	want := map[PropType]string{
+		TypeString: "string", TypeNumber: "number", TypeInteger: "number",
+		TypeBoolean: "boolean", TypeObject: "object",
+	}[t]
+	if got != want {
+		return errors.New(got)
+	}
+	switch t {
+	case TypeString:
+		s, err := decodeString(raw)
+		if err != nil {
+			return err
+		}
+		if strings.ContainsRune(s, 0) {
+			return errors.New("a string containing a NUL byte")
+		}
+	case TypeInteger:
+		if _, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64); err != nil {
+			return errors.New("a number that is not a 64-bit integer")
+		}
+	case TypeObject:
+		if _, err := readObject(raw); err != nil {
+			return fmt.Errorf("an invalid object (%w)", err)
+		}
+	}
+	return nil
+}
+
+// argText renders a checked value as one argv element: strings as they are, numbers as written,
+// booleans as true/false, objects as compact JSON.
+func argText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if jsonType(raw) == "string" {
+		s, _ := decodeString(raw) // checked by checkProperty
+		return s
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// envText renders a checked value for an environment variable: strings as they are, anything
+// else (arrays included) as compact JSON.
+func envText(raw json.RawMessage) string { return argText(raw) }
+
+// describeType says what a property accepts, in words, for error messages.
+func describeType(p Property) string {
+	if p.Type == TypeArray {
+		return "a list of " + map[PropType]string{
+			TypeString: "strings", TypeNumber: "numbers", TypeInteger: "integers",
+			TypeBoolean: "booleans", TypeObject: "JSON objects",
+		}[p.Items]
+	}
+	return map[PropType]string{
+		TypeString: "a string", TypeNumber: "a number", TypeInteger: "an integer",
+		TypeBoolean: "true or false", TypeObject: "a JSON object",
+	}[p.Type]
+}

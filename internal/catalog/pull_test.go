@@ -1,0 +1,239 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestPullPlan(t *testing.T) {
+	c := mustParse(t, `{"servers": {
+		"n": {"package": {"manager": "npm", "name": "@s/n", "bin": "n"}},
+		"p": {"package": {"manager": "pypi", "name": "p-server"}},
+		"b": {"package": {"manager": "builtin", "name": "sandbox"}},
+		"c": {"command": ["/bin/c"]}
+	}}`)
+	steps, err := c.PullPlan([]string{"p", "n", "b", "c", "p"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []InstallStep{
+		{Server: "p", Argv: []string{"uv", "tool", "install", "p-server"}},
+		{Server: "n", Argv: []string{"npm", "install", "-g", "@s/n"}},
+		{Server: "b", Note: "built in"},
+		{Server: "c", Note: "runs a command"},
+	}
+	if !reflect.DeepEqual(steps, want) {
+		t.Errorf("PullPlan =\n%+v\nwant\n%+v", steps, want)
+	}
+
+	_, err = c.PullPlan([]string{"n", "nope", "zzz", "nope"})
+	if err == nil {
+		t.Fatal("PullPlan with unknown names succeeded")
+	}
+	msg := err.Error()
+	if strings.Count(msg, `"nope"`) != 1 || !strings.Contains(msg, `"zzz"`) || !strings.Contains(msg, "(catalog: b, c, n, p)") {
+		t.Errorf("error %q should list every unknown name once and the catalog", msg)
+	}
+}
+
+func sh(script string) []string { return []string{"/bin/sh", "-c", script} }
+
+func TestPullStreamsAndContinuesPastFailure(t *testing.T) {
+	t.Setenv("GATEWAY_ACCESS_TOKEN", "tok-should-not-leak")
+	steps := []InstallStep{
+		{Server: "one", Argv: sh(`echo hello; echo warn >&2; echo; printf 'no newline'`)},
+		{Server: "two", Argv: sh(`echo broken >&2; exit 3`)},
+		{Server: "env", Argv: sh(`echo "token=${GATEWAY_ACCESS_TOKEN-unset}"`)},
+		{Server: "sandbox", Note: "built in"},
+		{Server: "missing", Argv: []string{"/nonexistent/installer"}},
+	}
+	var stdout, stderr bytes.Buffer
+	err := Pull(context.Background(), steps, &stdout, &stderr)
+	if err == nil {
+		t.Fatal("Pull succeeded, want an error for two and missing")
+	}
+	first := strings.SplitN(err.Error(), "\n", 2)[0]
+	if !strings.Contains(first, "two") || !strings.Contains(first, "missing") || strings.Contains(first, "one") {
+		t.Errorf("error %q should name exactly the failed servers", first)
+	}
+	for _, w := range []string{
+		"[one] hello\n[one] \n[one] no newline\n", "pull one: ok (",
+		"[env] token=unset\n", "pull env: ok (",
+		"pull sandbox: nothing to install (built in)\n",
+	} {
+		if !strings.Contains(stdout.String(), w) {
+			t.Errorf("stdout lacks %q:\n%s", w, stdout.String())
+		}
+	}
+	for _, w := range []string{"[one] warn\n", "[two] broken\n", "pull two: failed: /bin/sh -c", "exit status 3", "pull missing: failed:"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, stderr.String())
+		}
+	}
+}
+
+// TestPullSameWriter gives both streams one writer; the race detector fails the test if the two
+// copying goroutines write to it at once.
+func TestPullSameWriter(t *testing.T) {
+	var out bytes.Buffer
+	script := `i=0; while [ $i -lt 200 ]; do echo out$i; echo err$i >&2; i=$((i+1)); done`
+	if err := Pull(context.Background(), []InstallStep{{Server: "s", Argv: sh(script)}}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+	if len(lines) != 401 { // 400 output lines and the summary
+		t.Fatalf("%d lines, want 401:\n%s", len(lines), out.String())
+	}
+	for _, l := range lines[:400] {
+		if !strings.HasPrefix(l, "[s] out") && !strings.HasPrefix(l, "[s] err") {
+			t.Errorf("line %q is interleaved or lacks the prefix", l)
+		}
+	}
+}
+
+func TestPullSplitsLongLines(t *testing.T) {
+	var out bytes.Buffer
+	n := maxLine + 100
+	err := Pull(context.Background(), []InstallStep{{Server: "s", Argv: sh(`head -c ` + strconv.Itoa(n) + ` /dev/zero | tr '\0' x`)}}, &out, &out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	want := []string{"[s] " + strings.Repeat("x", maxLine), "[s] " + strings.Repeat("x", 100)}
+	if len(lines) < 2 || lines[0] != want[0] || lines[1] != want[1] {
+		t.Errorf("output does not split %d x's into prefixed lines of %d and 100:\n%.200q", n, maxLine, out.String())
+	}
+}
+
+// signalWriter closes ready when a line containing marker has been written.
+type signalWriter struct {
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	marker string
+	ready  chan struct{}
+	once   sync.Once
+}
+
+func (w *signalWriter) Write(b []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(b)
+	if strings.Contains(w.buf.String(), w.marker) {
+		w.once.Do(func() { close(w.ready) })
+	}
+	return len(b), nil
+}
+
+func TestPullCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &signalWriter{marker: "started", ready: make(chan struct{})}
+	go func() {
+		<-w.ready
+		cancel()
+	}()
+	// The sleep is a grandchild of the step: cancel must kill the whole process group, not only
+	// the shell, or the sleep would linger (and hold the output pipe open).
+	steps := []InstallStep{
+		{Server: "slow", Argv: sh(`sleep 300 & echo "pid=$! started"; wait; echo not reached`)},
+		{Server: "after", Argv: sh(`echo ran`)},
+	}
+	var stderr bytes.Buffer
+	err := Pull(ctx, steps, w, &stderr)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if !strings.Contains(err.Error(), "slow, after") {
+		t.Errorf("error %q should name both servers", err)
+	}
+	out := w.buf.String()
+	if strings.Contains(out, "not reached") || strings.Contains(out, "[after] ran") {
+		t.Errorf("steps kept running after cancel:\n%s", out)
+	}
+	waitGone(t, strings.Fields(strings.SplitN(out, "pid=", 2)[1])[0])
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestPullLeftoverProcess covers a step that exits 0 but leaves a process holding its output
+// open: Pull gives up waiting for the output after pullWaitDelay, counts the step as done, and
+// kills the leftover.
+func TestPullLeftoverProcess(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	err := Pull(context.Background(), []InstallStep{{Server: "d", Argv: sh(`sleep 300 & echo "pid=$! bg"`)}}, &out, &out)
+	if err != nil {
+		t.Fatalf("Pull: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "pull d: ok (") {
+		t.Errorf("output:\n%s", out.String())
+	}
+	pid := strings.Fields(strings.SplitN(out.String(), "pid=", 2)[1])[0]
+	waitGone(t, pid)
+}
+
+// waitGone fails unless process pid exits (is gone or a zombie). A killed process takes a
+// moment to finish exiting, so this polls; the bound only separates "dying" from "left running"
+// (an unkilled sleep would live for 300 s), it is not a speed requirement.
+func waitGone(t *testing.T, pid string) {
+	t.Helper()
+	state := ""
+	for range 200 {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			return
+		}
+		state = strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))[0]
+		if state == "Z" || state == "X" {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	syscall.Kill(mustAtoi(t, pid), syscall.SIGKILL)
+	t.Errorf("process %s still running 10s after Pull returned (state %s)", pid, state)
+}
+
+// TestPullNPM installs a tiny real package with the real npm into a temporary global prefix.
+func TestPullNPM(t *testing.T) {
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Skip("npm is not on PATH")
+	}
+	prefix := t.TempDir()
+	t.Setenv("NPM_CONFIG_PREFIX", prefix)
+	t.Setenv("NPM_CONFIG_UPDATE_NOTIFIER", "false")
+	t.Setenv("NPM_CONFIG_FUND", "false")
+	t.Setenv("NPM_CONFIG_AUDIT", "false")
+	c := mustParse(t, `{"servers": {"isnum": {"package": {"manager": "npm", "name": "is-number", "bin": "is-number"}}}}`)
+	steps, err := c.PullPlan([]string{"isnum"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := Pull(context.Background(), steps, &stdout, &stderr); err != nil {
+		t.Fatalf("Pull: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(prefix, "lib", "node_modules", "is-number", "package.json")); err != nil {
+		t.Errorf("package not installed under the prefix: %v", err)
+	}
+	if !strings.Contains(stdout.String(), "pull isnum: ok (") || !strings.Contains(stdout.String(), "[isnum] ") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+}

@@ -1,0 +1,36 @@
+package catalog
+
+// Kind says where a server in the mcp config comes from.
+type Kind string
+
+const (
+	// KindCatalog servers are catalog entries: Command is set.
+	KindCatalog Kind = "catalog"
+	// KindGitHub servers are keyed github/<owner>/<repo>: the supervisor clones the repository,
+	// runs Install in it, then Shell.
+	KindGitHub Kind = "github"
+	// KindLocal servers are any other key with a runCmd: Shell (and Install) run in Dir.
+	KindLocal Kind = "local"
+)
+
+// ServerSpec is one server to start, resolved from the mcp config: plain data with no JSON left
+// in it, so the supervisor never re-validates. Exactly one of Command and Shell is set.
+type ServerSpec struct {
+	Name string // the key in the mcp object, e.g. "time" or "github/acme/x"
+	Kind Kind
+	// Command is exec'd directly (catalog servers); empty when Shell is set.
+	Command []string
+	// Shell is the runCmd of github and local servers, run by the supervisor as /bin/sh -c Shell.
+	Shell string
+	// Install is the installCmd, run via /bin/sh -c before the first start; "" for none.
+	Install string
+	// Dir is the working directory: the absolute "cwd" of a local server (optional, "" means the
+	// gateway's own); for github servers the supervisor sets it to the clone.
+	Dir string
+	// Owner and Repo are set for github servers only.
+	Owner, Repo string
+	// Env holds this server's own variables, from "envs" and env-mapped properties, added to the
+	// gateway's environment (minus GATEWAY_ACCESS_TOKEN) for this server only. The values are
+	// secrets: never log them. nil when there are none.
+	Env map[string]string
+}
