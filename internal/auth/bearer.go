@@ -1,0 +1,45 @@
+package auth
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strings"
+)
+
+// Bearer returns a handler that passes a request to next only when its
+// Authorization header carries "Bearer <token>". The scheme is compared case
+// insensitively (RFC 7235); the token in constant time, so response timing
+// does not reveal how much of a guess was right. The token is accepted from the
+// header only, never from a query parameter or a cookie, where it would end up
+// in logs and browser history. The check runs before the body is read.
+//
+// An empty token refuses every request: a misconfigured gateway fails closed.
+func Bearer(token string, next http.Handler) http.Handler {
+	want := []byte(token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(want) == 0 || !matches(r.Header.Get("Authorization"), want) {
+			Unauthorized(w)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func matches(header string, want []byte) bool {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	got := []byte(strings.TrimSpace(cred))
+	return subtle.ConstantTimeCompare(got, want) == 1
+}
+
+// Unauthorized writes the 401 that MCP clients expect: a WWW-Authenticate
+// challenge and a JSON-RPC error body that says what to send.
+func Unauthorized(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("WWW-Authenticate", `Bearer realm="mcp-gateway"`)
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"unauthorized: send the gateway token as 'Authorization: Bearer <token>' (see /etc/mcp-gateway/.token)"}}` + "\n"))
+}
