@@ -1,0 +1,500 @@
+// Package supervisor runs upstream MCP servers: it prepares each one (clone,
+// install), starts it as a child process speaking MCP over stdio, keeps a
+// client session to it, and starts it again when it exits.
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+)
+
+// State is where a server is in its life.
+type State string
+
+const (
+	StateStarting   State = "starting"   // preparing or starting for the first time
+	StateReady      State = "ready"      // a live session is available
+	StateRestarting State = "restarting" // exited; the next start is scheduled
+	StateFailed     State = "failed"     // crash loop or preparation failed; calls fail at once
+	StateStopped    State = "stopped"    // Run returned
+)
+
+// ProtocolVersion is the MCP version the gateway speaks to upstreams. It is
+// pinned because the SDK's default first probes server/discover, which some
+// stdio servers answer by exiting and others by ignoring it until timeout.
+const ProtocolVersion = "2025-11-25"
+
+// Options configure how servers are run. The zero value works.
+type Options struct {
+	// Logger receives lifecycle events and each server's stderr lines.
+	Logger zerolog.Logger
+	// Env is the base environment of every server process; each server's own
+	// envs are added on top. If nil, the gateway's environment minus the
+	// access token is used.
+	Env []string
+	// ServersDir holds GitHub clones. If empty, /opt/mcp-gateway/servers.
+	ServersDir string
+	// CloneBaseURL replaces https://github.com for clones (a mirror).
+	CloneBaseURL string
+	// ConnectTimeout bounds the MCP handshake of one start. Zero means 30s.
+	ConnectTimeout time.Duration
+	// NewClient returns the MCP client used to talk to the named server; the
+	// aggregator uses it to receive that server's notifications. If nil, a
+	// plain client is used.
+	NewClient func(server string) *mcp.Client
+	// OnReady is called after every successful start with the new session,
+	// from the supervising goroutine, before the session is handed to
+	// callers. The aggregator lists the server's tools here.
+	OnReady func(ctx context.Context, s *Server, cs *mcp.ClientSession) error
+	// Redact, if set, is applied to every line of server output before it is
+	// logged or quoted in an error.
+	Redact func(string) string
+	// Backoff between restarts: it starts at MinBackoff (zero: 100ms) and
+	// doubles per fast failure up to MaxBackoff (zero: 30s).
+	MinBackoff, MaxBackoff time.Duration
+	// FailAfter fast failures in a row mark the server failed. Zero means 5.
+	FailAfter int
+	// StableAfter is how long a server must stay up for its failures to be
+	// forgotten. Zero means 10s.
+	StableAfter time.Duration
+	// MaxMessageBytes bounds one message from a server; a larger response
+	// fails its call and the server stays usable. Zero means
+	// DefaultMaxMessageBytes.
+	MaxMessageBytes int
+	// StopWait is how long Stop waits after closing stdin, and again after
+	// SIGTERM, before escalating. Zero means 2s.
+	StopWait time.Duration
+}
+
+func (o *Options) defaults() {
+	if o.Env == nil {
+		o.Env = EnvWithout(os.Environ(), "GATEWAY_ACCESS_TOKEN")
+	}
+	if o.ServersDir == "" {
+		o.ServersDir = "/opt/mcp-gateway/servers"
+	}
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = 30 * time.Second
+	}
+	if o.NewClient == nil {
+		o.NewClient = func(string) *mcp.Client {
+			return mcp.NewClient(&mcp.Implementation{Name: "mcp-gateway", Version: "1"}, nil)
+		}
+	}
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
+	}
+	if o.MinBackoff == 0 {
+		o.MinBackoff = 100 * time.Millisecond
+	}
+	if o.MaxBackoff == 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	if o.FailAfter == 0 {
+		o.FailAfter = 5
+	}
+	if o.StableAfter == 0 {
+		o.StableAfter = 10 * time.Second
+	}
+	if o.StopWait == 0 {
+		o.StopWait = 2 * time.Second
+	}
+}
+
+// Server supervises one upstream MCP server. Create it with New, run it with
+// Run, and reach it with Do. All methods are safe for concurrent use.
+type Server struct {
+	spec catalog.ServerSpec
+	opts Options
+	log  zerolog.Logger
+
+	mu       sync.Mutex
+	state    State
+	changed  chan struct{} // closed and replaced on every state change
+	cur      *instance     // the live instance, when ready
+	restarts int
+	lastExit string
+	lastErr  string
+	pid      int
+	// started is closed once the first start has succeeded or failed;
+	// startErr says which.
+	started  chan struct{}
+	startErr error
+}
+
+// instance is one start of a server: its process and the session over it.
+type instance struct {
+	proc *process
+	cs   *mcp.ClientSession
+}
+
+// New returns a supervisor for spec. Nothing runs until Run.
+func New(spec catalog.ServerSpec, opts Options) *Server {
+	opts.defaults()
+	return &Server{
+		spec:    spec,
+		opts:    opts,
+		log:     opts.Logger.With().Str("server", spec.Name).Logger(),
+		state:   StateStarting,
+		changed: make(chan struct{}),
+		started: make(chan struct{}),
+	}
+}
+
+// Name is the server's key in the mcp config.
+func (s *Server) Name() string { return s.spec.Name }
+
+// Spec returns the spec the server was created from.
+func (s *Server) Spec() catalog.ServerSpec { return s.spec }
+
+// Status is a snapshot of a server for /health. It never holds envs or
+// config values: /health is served without a token.
+type Status struct {
+	Name      string `json:"name"`
+	State     State  `json:"state"`
+	PID       int    `json:"pid,omitempty"`
+	Restarts  int    `json:"restarts"`
+	LastExit  string `json:"lastExit,omitempty"`
+	LastError string `json:"lastError,omitempty"`
+}
+
+// Status returns the server's current state.
+func (s *Server) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return Status{Name: s.spec.Name, State: s.state, PID: s.pid, Restarts: s.restarts, LastExit: s.lastExit, LastError: s.lastErr}
+}
+
+func (s *Server) setState(st State) {
+	s.state = st
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// WaitStarted blocks until the server's first start has succeeded or failed,
+// or ctx is done. Launch uses it to decide between "ready" and a failure that
+// names the server.
+func (s *Server) WaitStarted(ctx context.Context) error {
+	select {
+	case <-s.started:
+		return s.startErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Run prepares the server, starts it and keeps it running until ctx is done,
+// restarting it with backoff whenever it exits. It returns once the server's
+// process has been stopped and reaped.
+func (s *Server) Run(ctx context.Context) {
+	defer func() {
+		s.mu.Lock()
+		s.cur, s.pid = nil, 0
+		s.setState(StateStopped)
+		s.mu.Unlock()
+		s.markStarted(errors.New("stopped"))
+	}()
+	argv, dir, err := s.prepare(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		s.fail(err.Error())
+		s.markStarted(err)
+		return
+	}
+	failures := 0
+	for {
+		begin := time.Now()
+		inst, err := s.start(ctx, argv, dir)
+		if err == nil {
+			s.markStarted(nil)
+			select {
+			case <-inst.proc.done:
+			case <-ctx.Done():
+				s.stop(inst)
+				return
+			}
+			inst.cs.Close()
+			err = s.exitError(inst.proc)
+			s.log.Warn().Str("exit", describeExit(inst.proc.exitErr)).Dur("uptime", time.Since(begin)).Msg("server exited; restarting")
+		} else {
+			if ctx.Err() != nil {
+				return
+			}
+			s.log.Warn().Err(err).Msg("server failed to start")
+			s.markStarted(err)
+		}
+		if time.Since(begin) >= s.opts.StableAfter {
+			failures = 0
+		}
+		failures++
+		s.mu.Lock()
+		s.cur, s.pid = nil, 0
+		s.restarts++
+		s.lastErr = firstLine(err.Error())
+		if failures >= s.opts.FailAfter {
+			s.setState(StateFailed)
+		} else {
+			s.setState(StateRestarting)
+		}
+		s.mu.Unlock()
+		select {
+		case <-time.After(s.backoff(failures)):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+func (s *Server) markStarted(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.started:
+	default:
+		s.startErr = err
+		close(s.started)
+	}
+}
+
+func (s *Server) fail(msg string) {
+	s.mu.Lock()
+	s.lastErr = firstLine(msg)
+	s.setState(StateFailed)
+	s.mu.Unlock()
+}
+
+// backoff returns the delay before the next start: exponential in the number
+// of fast failures, with jitter so that servers failing for a shared reason
+// do not restart in lockstep.
+func (s *Server) backoff(failures int) time.Duration {
+	d := s.opts.MinBackoff << min(failures-1, 20)
+	if d > s.opts.MaxBackoff || d <= 0 {
+		d = s.opts.MaxBackoff
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// prepare resolves what to run and where: it clones GitHub servers and runs
+// install commands.
+func (s *Server) prepare(ctx context.Context) (argv []string, dir string, err error) {
+	dir = s.spec.Dir
+	if s.spec.Kind == catalog.KindGitHub {
+		dir, err = Clone(ctx, s.spec.Owner, s.spec.Repo, CloneOptions{BaseURL: s.opts.CloneBaseURL, Root: s.opts.ServersDir})
+		if err != nil {
+			return nil, "", err
+		}
+	}
+	if s.spec.Install != "" {
+		out := &lineWriter{line: func(l string) { s.log.Info().Str("stream", "install").Msg(s.opts.Redact(l)) }}
+		tail := newLineRing(10, 512)
+		w := &lineWriter{line: func(l string) { tail.add(s.opts.Redact(l)); out.line(l) }}
+		installDir := dir
+		if installDir == "" {
+			installDir, _ = os.Getwd()
+		}
+		ran, err := Install(ctx, installDir, s.spec.Install, s.env(), w, w)
+		w.Flush()
+		if err != nil {
+			return nil, "", withTail(fmt.Errorf("install: %w", err), tail.last(5))
+		}
+		if ran {
+			s.log.Info().Msg("install command finished")
+		}
+	}
+	if s.spec.Shell != "" {
+		return []string{"/bin/sh", "-c", s.spec.Shell}, dir, nil
+	}
+	if len(s.spec.Command) == 0 {
+		return nil, "", errors.New("no command to run")
+	}
+	return s.spec.Command, dir, nil
+}
+
+func (s *Server) env() []string {
+	env := make([]string, 0, len(s.opts.Env)+len(s.spec.Env))
+	for _, kv := range s.opts.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, own := s.spec.Env[name]; !own {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range s.spec.Env {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+// start starts one instance and completes the MCP handshake with it.
+func (s *Server) start(ctx context.Context, argv []string, dir string) (*instance, error) {
+	proc, err := startProcess(argv, dir, s.env(), s.opts.Redact, func(line string) {
+		s.log.Info().Str("stream", "stderr").Msg(line)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", argv[0], err)
+	}
+	s.mu.Lock()
+	s.pid = proc.pid()
+	s.mu.Unlock()
+	s.log.Info().Int("pid", proc.pid()).Msg("server process started")
+
+	t := &lineTransport{r: proc.stdout, w: proc.stdin, maxBytes: s.opts.MaxMessageBytes, noise: func(line []byte) {
+		s.log.Warn().Str("stream", "stdout-noise").Msg(s.opts.Redact(string(line)))
+	}}
+	cctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
+	defer cancel()
+	// Stop waiting for the handshake as soon as the process dies.
+	go func() {
+		select {
+		case <-proc.done:
+			cancel()
+		case <-cctx.Done():
+		}
+	}()
+	cs, err := s.opts.NewClient(s.spec.Name).Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		s.stopProc(proc)
+		if proc.exitErr != nil || proc.exited() {
+			return nil, s.exitError(proc)
+		}
+		if ctx.Err() == nil && cctx.Err() != nil {
+			return nil, withTail(fmt.Errorf("no MCP handshake within %s (is it an MCP stdio server?)", s.opts.ConnectTimeout), proc.tail.last(5))
+		}
+		return nil, withTail(fmt.Errorf("mcp handshake: %w", err), proc.tail.last(5))
+	}
+	inst := &instance{proc: proc, cs: cs}
+	if s.opts.OnReady != nil {
+		if err := s.opts.OnReady(cctx, s, cs); err != nil {
+			cs.Close()
+			s.stopProc(proc)
+			return nil, withTail(err, proc.tail.last(5))
+		}
+	}
+	s.mu.Lock()
+	s.cur = inst
+	s.lastErr = ""
+	s.setState(StateReady)
+	s.mu.Unlock()
+	s.log.Info().Msg("server ready")
+	return inst, nil
+}
+
+func (s *Server) stop(inst *instance) {
+	inst.cs.Close()
+	s.stopProc(inst.proc)
+}
+
+func (s *Server) stopProc(p *process) {
+	p.stop(s.opts.StopWait, s.opts.StopWait)
+	s.mu.Lock()
+	s.lastExit = describeExit(p.exitErr)
+	s.mu.Unlock()
+}
+
+// exitError describes an instance's exit for callers, quoting its stderr.
+// It waits for the process to be reaped so that the status is known.
+func (s *Server) exitError(p *process) error {
+	<-p.done
+	status := describeExit(p.exitErr)
+	s.mu.Lock()
+	s.lastExit = status
+	s.mu.Unlock()
+	return withTail(fmt.Errorf("exited (%s)", status), p.tail.last(5))
+}
+
+func withTail(err error, tail []string) error {
+	if len(tail) == 0 {
+		return err
+	}
+	return fmt.Errorf("%w; stderr: %s", err, strings.Join(tail, " | "))
+}
+
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if len(s) > 300 {
+		s = s[:300] + "…"
+	}
+	return s
+}
+
+// ErrUnavailable is wrapped by errors for calls that could not reach a
+// server: it is failed, stopped, or did not come back in time.
+var ErrUnavailable = errors.New("server unavailable")
+
+// session returns the live instance, waiting while the server starts or
+// restarts. A failed server fails at once: in a crash loop, waiting would
+// only turn a clear error into a timeout.
+func (s *Server) session(ctx context.Context) (*instance, error) {
+	for {
+		s.mu.Lock()
+		st, cur, changed, lastErr := s.state, s.cur, s.changed, s.lastErr
+		s.mu.Unlock()
+		switch st {
+		case StateReady:
+			return cur, nil
+		case StateFailed:
+			return nil, fmt.Errorf("%w: failed: %s", ErrUnavailable, lastErr)
+		case StateStopped:
+			return nil, fmt.Errorf("%w: stopped", ErrUnavailable)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			if lastErr != "" {
+				return nil, fmt.Errorf("%w: still %s after: %s", ErrUnavailable, st, lastErr)
+			}
+			return nil, fmt.Errorf("%w: still %s: %w", ErrUnavailable, st, ctx.Err())
+		}
+	}
+}
+
+// CallError is the error of a call that a server could not answer. The
+// message names the server; it reaches agents, so it says what happened in
+// words rather than "EOF".
+type CallError struct {
+	Server string
+	Err    error
+}
+
+func (e *CallError) Error() string { return fmt.Sprintf("server %q: %v", e.Server, e.Err) }
+func (e *CallError) Unwrap() error { return e.Err }
+
+// Do runs fn with a live session to the server, waiting (within ctx) if the
+// server is starting or restarting. An error returned by the server itself
+// (a JSON-RPC error) is passed through as is; when the server died during the
+// call, the error says how it exited and quotes its stderr.
+func (s *Server) Do(ctx context.Context, fn func(cs *mcp.ClientSession) error) error {
+	inst, err := s.session(ctx)
+	if err != nil {
+		return &CallError{Server: s.spec.Name, Err: err}
+	}
+	err = fn(inst.cs)
+	if err == nil {
+		return nil
+	}
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) || ctx.Err() != nil {
+		return err
+	}
+	// The session failed. If the process is exiting, say how it ended; the
+	// pipe closes a moment before the exit status is known.
+	select {
+	case <-inst.proc.done:
+		return &CallError{Server: s.spec.Name, Err: fmt.Errorf("server %s during the call", s.exitError(inst.proc))}
+	case <-time.After(time.Second):
+	}
+	return &CallError{Server: s.spec.Name, Err: err}
+}

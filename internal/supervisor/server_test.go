@@ -1,0 +1,249 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+func TestMain(m *testing.M) {
+	fixture.RunIfRequested()
+	os.Exit(m.Run())
+}
+
+// logBuffer collects log lines for assertions.
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// runServer starts a supervised fixture and stops it at cleanup, checking
+// that its process is gone.
+func runServer(t *testing.T, fx fixture.Options, opts Options) (*Server, *logBuffer) {
+	t.Helper()
+	logs := &logBuffer{}
+	opts.Logger = zerolog.New(logs)
+	if opts.MinBackoff == 0 {
+		opts.MinBackoff = 10 * time.Millisecond
+	}
+	argv, env := fixture.Command(fx)
+	spec := catalog.ServerSpec{Name: "fx", Kind: catalog.KindLocal, Command: argv, Env: envMap(env)}
+	s := New(spec, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		s.Run(ctx)
+		close(done)
+	}()
+	t.Cleanup(func() {
+		pid := s.Status().PID
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(15 * time.Second):
+			t.Error("Run did not return after cancel")
+		}
+		if pid != 0 && syscall.Kill(pid, 0) == nil {
+			t.Errorf("server pid %d alive after Run returned", pid)
+		}
+	})
+	return s, logs
+}
+
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func call(ctx context.Context, s *Server, tool string, args map[string]any) (*mcp.CallToolResult, error) {
+	var res *mcp.CallToolResult
+	err := s.Do(ctx, func(cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
+		return err
+	})
+	return res, err
+}
+
+func resultText(t *testing.T, res *mcp.CallToolResult) string {
+	t.Helper()
+	if res == nil || len(res.Content) == 0 {
+		t.Fatalf("empty result %+v", res)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+func TestNoiseOnStdoutKeepsSession(t *testing.T) {
+	s, logs := runServer(t, fixture.Options{Banner: "Welcome to my server v1.0"}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := call(ctx, s, "noise", map[string]any{"text": "debug: stray print"}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := call(ctx, s, "echo", map[string]any{"text": "still here"})
+	if err != nil || resultText(t, res) != "still here" {
+		t.Fatalf("call after noise: %v %v", res, err)
+	}
+	if st := s.Status(); st.Restarts != 0 {
+		t.Errorf("noise caused a restart: %+v", st)
+	}
+	for _, want := range []string{"Welcome to my server v1.0", "debug: stray print", "stdout-noise"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("log lacks %q", want)
+		}
+	}
+}
+
+func TestLargeResults(t *testing.T) {
+	s, _ := runServer(t, fixture.Options{}, Options{MaxMessageBytes: 12 << 20})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := call(ctx, s, "big", map[string]any{"bytes": 10 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(resultText(t, res)); n != 10<<20 {
+		t.Fatalf("10 MiB result arrived with %d bytes", n)
+	}
+	// Over the limit: that call fails clearly, the server stays usable.
+	_, err = call(ctx, s, "big", map[string]any{"bytes": 13 << 20})
+	if err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("oversized result: err = %v", err)
+	}
+	res, err = call(ctx, s, "echo", map[string]any{"text": "ok"})
+	if err != nil || resultText(t, res) != "ok" {
+		t.Fatalf("call after oversized result: %v %v", res, err)
+	}
+	if st := s.Status(); st.Restarts != 0 {
+		t.Errorf("oversized result caused a restart: %+v", st)
+	}
+}
+
+func TestCrashMidCallThenRestart(t *testing.T) {
+	s, _ := runServer(t, fixture.Options{}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pid := s.Status().PID
+	// A slow call in flight when the process is killed fails promptly,
+	// naming how the server ended.
+	errc := make(chan error, 1)
+	go func() {
+		_, err := call(ctx, s, "sleep", map[string]any{"ms": 10000})
+		errc <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	syscall.Kill(pid, syscall.SIGKILL)
+	var err error
+	select {
+	case err = <-errc:
+	case <-time.After(5 * time.Second):
+		t.Fatal("in-flight call hung after the server was killed")
+	}
+	var ce *CallError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "killed by signal 9") || !strings.Contains(err.Error(), `"fx"`) {
+		t.Fatalf("in-flight call error = %v", err)
+	}
+	res, err := call(ctx, s, "pid", nil)
+	if err != nil {
+		t.Fatalf("call after restart: %v", err)
+	}
+	if resultText(t, res) == "" || s.Status().PID == pid {
+		t.Errorf("server not restarted: %+v", s.Status())
+	}
+	if st := s.Status(); st.Restarts != 1 || st.State != StateReady {
+		t.Errorf("status after restart: %+v", st)
+	}
+}
+
+func TestCrashLoopFails(t *testing.T) {
+	s, _ := runServer(t, fixture.Options{ExitAtStart: 4}, Options{FailAfter: 3, MaxBackoff: 50 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.WaitStarted(ctx); err == nil || !strings.Contains(err.Error(), "exit status 4") {
+		t.Fatalf("first start: %v", err)
+	}
+	for s.Status().State != StateFailed {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("never failed: %+v", s.Status())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	_, err := call(ctx, s, "echo", map[string]any{"text": "x"})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "exit status 4") || !strings.Contains(err.Error(), "failing at start as asked") {
+		t.Fatalf("call to a failed server: %v", err)
+	}
+}
+
+func TestEnvIsolation(t *testing.T) {
+	t.Setenv("GATEWAY_ACCESS_TOKEN", "must-not-leak")
+	s, _ := runServer(t, fixture.Options{}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := call(ctx, s, "env", map[string]any{"name": "GATEWAY_ACCESS_TOKEN"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.IsError {
+		t.Errorf("server sees the token: %s", resultText(t, res))
+	}
+	b, _ := os.ReadFile("/proc/" + itoa(s.Status().PID) + "/environ")
+	if strings.Contains(string(b), "must-not-leak") {
+		t.Error("token in the server's /proc environ")
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func TestRedactedStderr(t *testing.T) {
+	t.Setenv("API_KEY", "sk-live-123")
+	s, logs := runServer(t, fixture.Options{PrintEnv: "API_KEY"}, Options{Redact: func(l string) string {
+		return strings.ReplaceAll(l, "sk-live-123", "[REDACTED]")
+	}})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := s.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	_, err := call(ctx, s, "crash", map[string]any{"code": 1})
+	if err == nil || strings.Contains(err.Error(), "sk-live-123") {
+		t.Errorf("crash error leaks or is nil: %v", err)
+	}
+	if strings.Contains(logs.String(), "sk-live-123") || !strings.Contains(logs.String(), "API_KEY=[REDACTED]") {
+		t.Errorf("log not redacted:\n%s", logs.String())
+	}
+}

@@ -1,0 +1,201 @@
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// DefaultMaxMessageBytes bounds one message from a server. The SDK's own
+// CommandTransport caps frames at 16 MiB and then kills the session; we pass
+// larger results and, beyond this bound, fail only the call the message
+// answered.
+const DefaultMaxMessageBytes = 64 << 20
+
+// lineTransport speaks line-delimited JSON-RPC with a child process over its
+// stdin and stdout. Unlike mcp.CommandTransport it survives what real servers
+// do: a banner or a stray print on stdout is logged as noise and skipped
+// instead of ending the session, and an oversized response fails its own call
+// rather than the connection. It does not own the process; the supervisor
+// does.
+type lineTransport struct {
+	r        io.ReadCloser
+	w        io.WriteCloser
+	maxBytes int
+	// noise receives every stdout line that is not a JSON-RPC message.
+	noise func(line []byte)
+}
+
+func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+	max := t.maxBytes
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	return &lineConn{
+		br:    bufio.NewReaderSize(t.r, 64<<10),
+		r:     t.r,
+		w:     t.w,
+		max:   max,
+		noise: t.noise,
+	}, nil
+}
+
+type lineConn struct {
+	br    *bufio.Reader
+	r     io.Closer
+	max   int
+	noise func([]byte)
+
+	wmu sync.Mutex // serializes writes so each message is one line
+	w   io.WriteCloser
+	buf []byte // write buffer, guarded by wmu
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+func (c *lineConn) SessionID() string { return "" }
+
+// Read returns the next JSON-RPC message, skipping blank and non-JSON lines.
+// Close unblocks it: the pipe is an *os.File backed by the runtime poller.
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	for {
+		line, oversize, err := c.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if oversize > 0 {
+			if msg := oversizeResponse(line, oversize, c.max); msg != nil {
+				return msg, nil
+			}
+			c.report([]byte(fmt.Sprintf("[dropped a %d-byte message: larger than the %d-byte limit]", oversize, c.max)))
+			continue
+		}
+		line = bytes.TrimSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		if line[0] != '{' {
+			c.report(line)
+			continue
+		}
+		msg, err := jsonrpc.DecodeMessage(line)
+		if err != nil {
+			c.report(line)
+			continue
+		}
+		return msg, nil
+	}
+}
+
+func (c *lineConn) report(line []byte) {
+	if c.noise != nil {
+		c.noise(line)
+	}
+}
+
+// readLine reads one line. When the line exceeds c.max, it is consumed and
+// dropped, and readLine returns its first bytes (enough to find its id) with
+// oversize set to its full length.
+func (c *lineConn) readLine() (line []byte, oversize int, err error) {
+	var acc []byte
+	total := 0
+	for {
+		frag, err := c.br.ReadSlice('\n')
+		total += len(frag)
+		if total <= c.max {
+			if acc == nil && err == nil {
+				// Fast path: the whole line fit in the buffer. Copy it, since
+				// ReadSlice's result is only valid until the next read.
+				return bytes.Clone(frag), 0, nil
+			}
+			acc = append(acc, frag...)
+		} else if len(acc) < 512 {
+			acc = append(acc, frag[:min(len(frag), 512-len(acc))]...)
+		}
+		switch {
+		case err == nil:
+			if total > c.max {
+				return acc, total, nil
+			}
+			return acc, 0, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && total > 0 && total <= c.max:
+			return acc, 0, nil
+		default:
+			return nil, 0, err
+		}
+	}
+}
+
+var idPattern = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)`)
+
+// oversizeResponse turns a dropped oversized response into an error response
+// for the same id, so the call it answered fails with a clear message instead
+// of waiting forever. Servers built on the official SDKs write "id" before
+// "result", so the id is in the retained prefix.
+func oversizeResponse(prefix []byte, size, max int) jsonrpc.Message {
+	if !bytes.Contains(prefix, []byte(`"result"`)) && !bytes.Contains(prefix, []byte(`"error"`)) {
+		return nil // not a response, or not one we can attribute
+	}
+	m := idPattern.FindSubmatch(prefix)
+	if m == nil {
+		return nil
+	}
+	var raw any
+	if m[1][0] == '"' {
+		raw = string(bytes.Trim(m[1], `"`))
+	} else {
+		var n float64
+		if _, err := fmt.Sscan(string(m[1]), &n); err != nil {
+			return nil
+		}
+		raw = n
+	}
+	id, err := jsonrpc.MakeID(raw)
+	if err != nil {
+		return nil
+	}
+	return &jsonrpc.Response{
+		ID: id,
+		Error: &jsonrpc.Error{
+			Code:    jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("result too large: %d bytes exceeds the gateway's %d-byte limit per message", size, max),
+		},
+	}
+}
+
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.buf = append(append(c.buf[:0], data...), '\n')
+	_, err = c.w.Write(c.buf)
+	if cap(c.buf) > 1<<20 {
+		c.buf = nil // don't pin a large buffer after a large request
+	}
+	return err
+}
+
+// Close closes both pipes. Closing stdin is also the polite first step of
+// stopping an MCP stdio server; the supervisor escalates from there.
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() {
+		werr := c.w.Close()
+		rerr := c.r.Close()
+		c.closeErr = errors.Join(werr, rerr)
+	})
+	return c.closeErr
+}
