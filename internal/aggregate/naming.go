@@ -1,0 +1,94 @@
+package aggregate
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+)
+
+// MaxNameLen is the longest tool name clients accept: they validate names
+// against ^[a-zA-Z0-9_-]{1,64}$ and reject the whole list otherwise.
+const MaxNameLen = 64
+
+// SanitizeName maps any string to a valid exported tool name. Characters
+// outside [a-zA-Z0-9_-] become '_'; a name longer than MaxNameLen is cut and
+// ends in a short hash of the whole input, so that two long names sharing a
+// prefix stay distinct and the result is the same on every run.
+func SanitizeName(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-':
+			b.WriteByte(c)
+		default:
+			b.WriteByte('_')
+		}
+	}
+	out := b.String()
+	if out == "" {
+		out = "_"
+	}
+	if len(out) > MaxNameLen {
+		return out[:min(len(out), MaxNameLen-9)] + "_" + shortHash(s)
+	}
+	return out
+}
+
+func shortHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:4])
+}
+
+// key identifies a tool by where it comes from.
+type key struct{ server, tool string }
+
+// namer assigns exported names to upstream tools. The rule is the contract's:
+// the first server by name keeps a tool's plain name and later servers get
+// "<server>_<tool>". Assignments are sticky for the gateway's lifetime, so a
+// name an agent has seen keeps meaning the same tool across restarts and
+// list changes; the names of other gateways changed under the agent when a
+// second server appeared (see the notes), ours do not.
+type namer struct {
+	assigned map[key]string
+}
+
+func newNamer() *namer { return &namer{assigned: make(map[key]string)} }
+
+// assign returns exported names for the present tools, visited in order
+// (servers sorted by name, each server's tools in published order).
+func (n *namer) assign(present []key) map[key]string {
+	out := make(map[key]string, len(present))
+	taken := make(map[string]bool, len(present))
+	// Existing assignments first, so that a newcomer never takes a name that
+	// is already in use.
+	for _, k := range present {
+		if name, ok := n.assigned[k]; ok && !taken[name] {
+			out[k] = name
+			taken[name] = true
+		}
+	}
+	for _, k := range present {
+		if _, ok := out[k]; ok {
+			continue
+		}
+		name := SanitizeName(k.tool)
+		if taken[name] {
+			name = SanitizeName(k.server + "_" + k.tool)
+		}
+		if taken[name] {
+			// Two different originals sanitized to the same name: make the
+			// later one unique, deterministically.
+			base := name
+			if len(base) > MaxNameLen-9 {
+				base = base[:MaxNameLen-9]
+			}
+			name = base + "_" + shortHash(k.server+"\x00"+k.tool)
+		}
+		out[k] = name
+		taken[name] = true
+		n.assigned[k] = name
+	}
+	return out
+}
