@@ -1,0 +1,24 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/sandbox"
+)
+
+// runBuiltin serves one of the servers built into the binary on stdio. The
+// gateway starts it as a child like any other server, so it is supervised,
+// restarted and isolated the same way.
+func runBuiltin(ctx context.Context, args []string) error {
+	if len(args) != 1 {
+		return &usageError{"usage: mcp-gateway builtin sandbox"}
+	}
+	switch args[0] {
+	case "sandbox":
+		return sandbox.Run(ctx, os.Stdin, os.Stdout, sandbox.Options{Version: version})
+	default:
+		return &usageError{fmt.Sprintf("unknown built-in server %q (built in: sandbox)", args[0])}
+	}
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/auth"
+	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
+)
+
+// bootstrap is what the launcher hands the background gateway over a pipe:
+// the config and the token never appear in its argv or environment, where
+// every process in the sandbox could read them.
+type bootstrap struct {
+	Config json.RawMessage `json:"config"`
+	Token  string          `json:"token"`
+}
+
+// readyMsg is the background gateway's one-line answer on the ready pipe.
+type readyMsg struct {
+	OK      bool    `json:"ok"`
+	Error   string  `json:"error,omitempty"`
+	Summary summary `json:"summary"`
+}
+
+// Extra files of the background gateway: fd 3 is the ready pipe, fd 4 the
+// locked pid file.
+const (
+	readyFD = 3
+	lockFD  = 4
+)
+
+// runLaunch is what the SDKs run: validate, persist the token, start the
+// gateway in the background in its own session, and exit 0 once it serves.
+// On failure nothing is left behind: no process, no token file.
+func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	set, _, err := parseFlags("launch", args, stderr, nil)
+	if err != nil {
+		return err
+	}
+	raw, err := set.rawConfig()
+	if err != nil {
+		return err
+	}
+	if raw == nil {
+		return &usageError{"--config or --config-file is required"}
+	}
+	// Validate first: a bad config starts nothing.
+	if _, err := set.resolve(raw, stderr); err != nil {
+		return err
+	}
+	lock, err := lockPIDFile(set.PIDFile)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	token, _, err := auth.Resolve(os.Getenv(auth.EnvVar))
+	if err != nil {
+		return err
+	}
+	if err := auth.WriteFile(set.TokenFile, token); err != nil {
+		return err
+	}
+	err = launch(ctx, set, raw, token, lock, stdout)
+	if err != nil {
+		os.Remove(set.TokenFile)
+	}
+	return err
+}
+
+func launch(ctx context.Context, set *settings, raw []byte, token string, lock *os.File, stdout io.Writer) error {
+	logf, err := openLog(set.LogFile)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return fmt.Errorf("ready pipe: %w", err)
+	}
+	defer readyR.Close()
+	bootR, bootW, err := os.Pipe()
+	if err != nil {
+		readyW.Close()
+		return fmt.Errorf("bootstrap pipe: %w", err)
+	}
+	cmd := exec.Command(exe, "serve", "--daemon",
+		"--listen", set.Listen,
+		"--token-file", set.TokenFile,
+		"--log-file", set.LogFile,
+		"--catalog", set.CatalogFile,
+		"--servers-dir", set.ServersDir,
+		"--pid-file", set.PIDFile,
+		"--startup-timeout", set.StartupTimeout.String(),
+		"--shutdown-grace", set.ShutdownGrace.String(),
+		"--log-level", set.LogLevel,
+	)
+	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)
+	cmd.Stdin = bootR
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{readyW, lock} // fds 3 and 4
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	startErr := cmd.Start()
+	bootR.Close()
+	readyW.Close()
+	if startErr != nil {
+		bootW.Close()
+		return fmt.Errorf("start gateway: %w", startErr)
+	}
+	pid := cmd.Process.Pid
+	go func() {
+		_ = json.NewEncoder(bootW).Encode(bootstrap{Config: raw, Token: token})
+		bootW.Close()
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	msgc := make(chan readyMsg, 1)
+	go func() {
+		var m readyMsg
+		line, err := bufio.NewReader(readyR).ReadBytes('\n')
+		if err != nil || json.Unmarshal(line, &m) != nil {
+			m = readyMsg{Error: ""}
+		}
+		msgc <- m
+	}()
+	timeout := time.NewTimer(set.StartupTimeout + 3*time.Second)
+	defer timeout.Stop()
+	var fail error
+	select {
+	case m := <-msgc:
+		if m.OK {
+			fmt.Fprintln(stdout, m.Summary)
+			return nil
+		}
+		if m.Error != "" {
+			fail = errors.New(m.Error)
+		}
+	case <-timeout.C:
+		fail = fmt.Errorf("startup timed out after %s", set.StartupTimeout)
+	case <-ctx.Done():
+		fail = errors.New("interrupted while starting")
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	// The gateway stops itself after a failed start; give it time, then
+	// make sure no process of its session survives.
+	var exitErr error
+	select {
+	case exitErr = <-exited:
+	case <-time.After(set.ShutdownGrace + 3*time.Second):
+	}
+	killSession(pid)
+	if fail == nil {
+		fail = fmt.Errorf("gateway exited during startup (%v); log %s says: %s", exitErr, set.LogFile, logTail(set.LogFile, 3))
+	}
+	return fail
+}
+
+// openLog opens the log file for appending, creating its directory.
+func openLog(path string) (*os.File, error) {
+	if err := os.MkdirAll(dirOf(path), 0o755); err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("log file: %w", err)
+	}
+	return f, nil
+}
+
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i > 0 {
+		return path[:i]
+	}
+	return "."
+}
+
+// logTail returns the last n lines of the log, for a failure message.
+func logTail(path string, n int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(unreadable)"
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, " | ")
+}

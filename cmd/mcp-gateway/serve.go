@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/auth"
+)
+
+// runServe runs the gateway in the foreground: `mcp-gateway serve`. With
+// --daemon it is the background half of a launch (internal).
+func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var daemon bool
+	set, fs, err := parseFlags("serve", args, stderr, func(fs *flag.FlagSet) {
+		fs.BoolVar(&daemon, "daemon", false, "internal: the background half of a launch")
+	})
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if daemon {
+		return runDaemon(ctx, set)
+	}
+	log, err := newLogger(stderr, set.LogLevel)
+	if err != nil {
+		return err
+	}
+	raw, err := set.rawConfig()
+	if err != nil {
+		return err
+	}
+	if raw == nil {
+		raw = []byte(defaultConfig)
+	}
+	specs, err := set.resolve(raw, stderr)
+	if err != nil {
+		return err
+	}
+	if flagSet(fs, "pid-file") {
+		lock, err := lockPIDFile(set.PIDFile)
+		if err != nil {
+			return err
+		}
+		defer lock.Close()
+		if err := writePID(lock); err != nil {
+			return err
+		}
+	}
+	token, err := serveToken(set, stderr)
+	if err != nil {
+		return err
+	}
+	os.Unsetenv(auth.EnvVar)
+	ln, err := net.Listen("tcp", set.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	g := newGateway(set, specs, token, log)
+	return g.run(ctx, ln, func(s summary) {
+		fmt.Fprintln(stdout, s)
+	})
+}
+
+// serveToken finds the token for a foreground gateway: the environment, then
+// the token file; failing both it makes one and writes it to the token file,
+// so a client on the same machine can read it.
+func serveToken(set *settings, stderr io.Writer) (string, error) {
+	if t := os.Getenv(auth.EnvVar); t != "" {
+		token, _, err := auth.Resolve(t)
+		if err != nil {
+			return "", err
+		}
+		return token, auth.WriteFile(set.TokenFile, token)
+	}
+	if t, err := auth.ReadFile(set.TokenFile); err == nil {
+		fmt.Fprintf(stderr, "mcp-gateway: using the token in %s\n", set.TokenFile)
+		return t, nil
+	}
+	token, _, err := auth.Resolve("")
+	if err != nil {
+		return "", err
+	}
+	if err := auth.WriteFile(set.TokenFile, token); err != nil {
+		return "", fmt.Errorf("%w (set GATEWAY_ACCESS_TOKEN or choose a writable --token-file)", err)
+	}
+	fmt.Fprintf(stderr, "mcp-gateway: generated a token; it is in %s\n", set.TokenFile)
+	return token, nil
+}
+
+// runDaemon is the background gateway started by a launch. It reads the
+// config and token from stdin, reports on fd 3 and holds the pid file lock
+// on fd 4 for as long as it runs. Its stdout and stderr are the log file.
+func runDaemon(ctx context.Context, set *settings) error {
+	readyW := os.NewFile(readyFD, "ready")
+	lock := os.NewFile(lockFD, "pidfile")
+	if readyW == nil || lock == nil {
+		return errors.New("--daemon is internal to launch")
+	}
+	defer lock.Close()
+	report := func(m readyMsg) {
+		if readyW == nil {
+			return
+		}
+		b, _ := json.Marshal(m)
+		_, _ = readyW.Write(append(b, '\n'))
+		readyW.Close()
+		readyW = nil
+	}
+	log, err := newLogger(os.Stderr, set.LogLevel)
+	if err != nil {
+		report(readyMsg{Error: err.Error()})
+		return err
+	}
+	err = daemonMain(ctx, set, log, lock, report)
+	if err != nil {
+		log.Error().Err(err).Msg("gateway failed")
+		report(readyMsg{Error: err.Error()})
+	}
+	return err
+}
+
+func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os.File, report func(readyMsg)) error {
+	var boot bootstrap
+	if err := json.NewDecoder(io.LimitReader(os.Stdin, 64<<20)).Decode(&boot); err != nil {
+		return fmt.Errorf("read bootstrap: %w", err)
+	}
+	os.Stdin.Close()
+	if err := writePID(lock); err != nil {
+		return err
+	}
+	specs, err := set.resolve(boot.Config, io.Discard)
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", set.Listen)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	log.Info().Str("listen", set.Listen).Int("pid", os.Getpid()).Int("servers", len(specs)).Msg("gateway starting")
+	g := newGateway(set, specs, boot.Token, log)
+	return g.run(ctx, ln, func(s summary) { report(readyMsg{OK: true, Summary: s}) })
+}
+
+// newLogger returns a zerolog logger writing one JSON object per line.
+func newLogger(w io.Writer, level string) (zerolog.Logger, error) {
+	lvl, err := zerolog.ParseLevel(level)
+	if err != nil {
+		return zerolog.Nop(), &usageError{fmt.Sprintf("--log-level: %v", err)}
+	}
+	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+}
+
+// flagSet reports whether the named flag was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == name {
+			found = true
+		}
+	})
+	return found
+}

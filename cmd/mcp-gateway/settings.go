@@ -1,0 +1,129 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	mcpgateway "github.com/mcp-gateway/mcp-gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+)
+
+// settings are the gateway's runtime settings. Every path has a flag so that
+// tests (and unprivileged users) can run it in a temp dir.
+type settings struct {
+	Config         string // the mcp object as JSON; "" with ConfigFile
+	ConfigFile     string
+	Listen         string
+	TokenFile      string
+	LogFile        string
+	CatalogFile    string // override: adds or replaces catalog entries
+	ServersDir     string
+	PIDFile        string
+	StartupTimeout time.Duration
+	ShutdownGrace  time.Duration
+	LogLevel       string
+}
+
+// Defaults of the contract (../shared/seeds: port 50005, /etc/mcp-gateway).
+const (
+	defaultListen      = ":50005"
+	defaultTokenFile   = "/etc/mcp-gateway/.token"
+	defaultLogFile     = "/var/log/mcp-gateway.log"
+	defaultCatalogFile = "/etc/mcp-gateway/catalog.json"
+	defaultServersDir  = "/opt/mcp-gateway/servers"
+	defaultPIDFile     = "/var/run/mcp-gateway.pid"
+	// The SDKs give the command 60 s; 55 leaves time to report and clean up.
+	defaultStartupTimeout = 55 * time.Second
+)
+
+func (s *settings) register(fs *flag.FlagSet) {
+	fs.StringVar(&s.Config, "config", "", "the `mcp` config object as JSON")
+	fs.StringVar(&s.ConfigFile, "config-file", "", "read the mcp config from this file")
+	fs.StringVar(&s.Listen, "listen", defaultListen, "address to serve MCP on (path /mcp) and /health")
+	fs.StringVar(&s.TokenFile, "token-file", defaultTokenFile, "where the access token is persisted (mode 0600)")
+	fs.StringVar(&s.LogFile, "log-file", defaultLogFile, "log file of the background gateway")
+	fs.StringVar(&s.CatalogFile, "catalog", defaultCatalogFile, "catalog override file (adds or replaces entries)")
+	fs.StringVar(&s.ServersDir, "servers-dir", defaultServersDir, "where GitHub servers are cloned")
+	fs.StringVar(&s.PIDFile, "pid-file", defaultPIDFile, "pid file, locked while a gateway runs")
+	fs.DurationVar(&s.StartupTimeout, "startup-timeout", defaultStartupTimeout, "how long servers may take to become ready")
+	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", 5*time.Second, "how long shutdown waits for sessions and servers")
+	fs.StringVar(&s.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+}
+
+// parseFlags parses args into a new settings value.
+func parseFlags(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (*settings, *flag.FlagSet, error) {
+	s := &settings{}
+	fs := flag.NewFlagSet("mcp-gateway "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	s.register(fs)
+	if extra != nil {
+		extra(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, nil, err
+		}
+		return nil, nil, &usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, nil, &usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if s.Config != "" && s.ConfigFile != "" {
+		return nil, nil, &usageError{"use --config or --config-file, not both"}
+	}
+	if s.StartupTimeout <= 0 {
+		return nil, nil, &usageError{"--startup-timeout must be positive"}
+	}
+	return s, fs, nil
+}
+
+// rawConfig returns the config JSON from --config or --config-file, or nil
+// when neither is given.
+func (s *settings) rawConfig() ([]byte, error) {
+	if s.ConfigFile != "" {
+		b, err := os.ReadFile(s.ConfigFile)
+		if err != nil {
+			return nil, fmt.Errorf("read config: %w", err)
+		}
+		return b, nil
+	}
+	if s.Config != "" {
+		return []byte(s.Config), nil
+	}
+	return nil, nil
+}
+
+// loadCatalog returns the embedded catalog with the override applied.
+func (s *settings) loadCatalog() (*catalog.Catalog, error) {
+	return catalog.Load(mcpgateway.CatalogJSON, s.CatalogFile)
+}
+
+// defaultConfig is served by `mcp-gateway serve` without a config: the
+// built-in sandbox server, which needs nothing installed.
+const defaultConfig = `{"sandbox": {}}`
+
+// resolve validates raw against the catalog and returns the server specs.
+// Warnings go to stderr: the SDK shows them to the user only on failure, but
+// someone running the command by hand sees them.
+func (s *settings) resolve(raw []byte, stderr io.Writer) ([]catalog.ServerSpec, error) {
+	cat, err := s.loadCatalog()
+	if err != nil {
+		return nil, &configError{fmt.Errorf("load catalog: %w", err)}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find own executable: %w", err)
+	}
+	res, err := catalog.Resolve(raw, cat, catalog.ResolveOptions{Self: self})
+	if err != nil {
+		return nil, &configError{err}
+	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "mcp-gateway: warning: %s\n", w)
+	}
+	return res.Servers, nil
+}
