@@ -37,6 +37,19 @@ type gateway struct {
 	stopping atomic.Bool
 }
 
+// upstream is one server as the gateway runs it: a stdio child under a
+// supervisor.Server today; any kind of upstream that can be run, waited for,
+// called and reported on fits.
+type upstream interface {
+	aggregate.Upstream
+	// Run keeps the upstream available until ctx is done.
+	Run(ctx context.Context)
+	// WaitStarted returns once the first start succeeded or failed.
+	WaitStarted(ctx context.Context) error
+	// Status is the upstream's line in /health.
+	Status() supervisor.Status
+}
+
 // summary is what "ready" reports.
 type summary struct {
 	Listen  string        `json:"listen"`
@@ -60,7 +73,7 @@ func plural(n int, what string) string {
 // newGateway builds the gateway for specs. Nothing runs until run.
 func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zerolog.Logger) *gateway {
 	g := &gateway{set: set, log: log, token: token}
-	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version})
+	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: auditLog(log)})
 	secrets := []string{token}
 	for _, sp := range specs {
 		for _, v := range sp.Env {
@@ -222,6 +235,21 @@ func (g *gateway) handler() http.Handler {
 	})))
 	mux.HandleFunc("GET /health", g.health)
 	return mux
+}
+
+// auditLog writes one line per forwarded call: who called what, how long
+// it took, how it ended and how many bytes moved; never the values.
+func auditLog(log zerolog.Logger) func(aggregate.CallRecord) {
+	audit := log.With().Str("event", "call").Logger()
+	return func(r aggregate.CallRecord) {
+		ev := audit.Info()
+		if r.Outcome == "error" {
+			ev = audit.Warn().Str("error", r.Error)
+		}
+		ev.Str("session", r.Session).Str("server", r.Server).Str("tool", r.Tool).
+			Dur("duration", r.Duration).Str("outcome", r.Outcome).
+			Int("bytes_in", r.BytesIn).Int("bytes_out", r.BytesOut).Msg("tool call")
+	}
 }
 
 // health reports the gateway and each server without a token, so it says

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +37,21 @@ type Options struct {
 	PageSize int
 	// Version is reported to clients in serverInfo.
 	Version string
+	// Audit, if set, is called once per forwarded tool call, after it ends.
+	// It receives sizes and outcome, never argument or result values.
+	Audit func(CallRecord)
+}
+
+// CallRecord describes one forwarded tool call for the audit log.
+type CallRecord struct {
+	Session  string        // downstream MCP session id ("" for stdio)
+	Server   string        // upstream server name
+	Tool     string        // the name the agent called
+	Duration time.Duration // from receipt to result
+	Outcome  string        // "ok", "tool_error" (isError result) or "error"
+	Error    string        // for "error": the message the agent got
+	BytesIn  int           // size of the arguments as received
+	BytesOut int           // size of the result as JSON
 }
 
 // Gateway is the merged server. Create it with New, register upstreams, feed
@@ -46,6 +62,7 @@ type Gateway struct {
 	log      zerolog.Logger
 	pageSize int
 	version  string
+	audit    func(CallRecord)
 
 	mu        sync.RWMutex
 	open      bool
@@ -80,6 +97,7 @@ func New(opts Options) *Gateway {
 		log:       opts.Logger,
 		pageSize:  opts.PageSize,
 		version:   opts.Version,
+		audit:     opts.Audit,
 		upstreams: make(map[string]Upstream),
 		tools:     make(map[string][]*mcp.Tool),
 		names:     newNamer(),
@@ -263,6 +281,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		}
 		args = json.RawMessage(a)
 	}
+	began := time.Now()
 	var res *mcp.CallToolResult
 	err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
 		var err error
@@ -270,9 +289,40 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		return err
 	})
 	if err != nil {
-		return nil, upstreamError(r.up.Name(), err)
+		err = upstreamError(r.up.Name(), err)
+	}
+	if g.audit != nil {
+		g.audit(g.record(req, r.up.Name(), began, res, err))
+	}
+	if err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Time, res *mcp.CallToolResult, err error) CallRecord {
+	rec := CallRecord{
+		Server:   server,
+		Tool:     req.Params.Name,
+		Duration: time.Since(began),
+		BytesIn:  len(req.Params.Arguments),
+		Outcome:  "ok",
+	}
+	if req.Session != nil {
+		rec.Session = req.Session.ID()
+	}
+	switch {
+	case err != nil:
+		rec.Outcome, rec.Error = "error", err.Error()
+	case res != nil && res.IsError:
+		rec.Outcome = "tool_error"
+	}
+	if res != nil {
+		if b, err := json.Marshal(res); err == nil {
+			rec.BytesOut = len(b)
+		}
+	}
+	return rec
 }
 
 // upstreamError turns a failed forwarded call into the JSON-RPC error the
