@@ -1,17 +1,16 @@
-// Package aggregate holds the merged MCP server: it collects the tools of
-// every upstream, gives each one exported name, and routes calls to the
-// server that owns the tool.
+// Package aggregate holds the merged MCP server: it collects what every
+// upstream offers (tools, prompts, resources, resource templates), gives each
+// item one exported name, routes requests to the server that owns the item,
+// and relays what servers send back (progress, logs, list changes, resource
+// updates, sampling, elicitation) to the agent session it belongs to.
 package aggregate
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,7 +32,7 @@ type Upstream interface {
 // Options configure a Gateway. The zero value works.
 type Options struct {
 	Logger zerolog.Logger
-	// PageSize is the number of tools per tools/list page. Zero means 1000.
+	// PageSize is the number of items per list page. Zero means 1000.
 	PageSize int
 	// Version is reported to clients in serverInfo.
 	Version string
@@ -54,9 +53,10 @@ type CallRecord struct {
 	BytesOut int           // size of the result as JSON
 }
 
-// Gateway is the merged server. Create it with New, register upstreams, feed
-// it each upstream's tools with Sync or SetTools, then call Open once every
-// upstream has started, so that the first naming sees all servers.
+// Gateway is the merged server. Create it with New, register upstreams with
+// Add, feed it each upstream's offer with Sync after every (re)start, then
+// call Open once every upstream has started, so that the first naming sees
+// all servers. All methods are safe for concurrent use.
 type Gateway struct {
 	server   *mcp.Server
 	log      zerolog.Logger
@@ -64,26 +64,34 @@ type Gateway struct {
 	version  string
 	audit    func(CallRecord)
 
+	calls    *inflight // forwarded calls, for routing what servers send back
+	progress *progressMap
+	subs     *subscriptions
+
 	mu        sync.RWMutex
 	open      bool
 	upstreams map[string]Upstream
-	tools     map[string][]*mcp.Tool // per server, as published
-	names     *namer
-	routes    map[string]route // exported name -> owner
-	list      []*mcp.Tool      // exported tools, in server order
-	listJSON  []byte           // fingerprint of list, to detect changes
+	clients   map[string]*mcp.Client // per server, for roots
+	caps      map[string]*mcp.ServerCapabilities
+	tools     *named[*mcp.Tool]
+	prompts   *named[*mcp.Prompt]
+	res       *resourceSet
+	roots     []*mcp.Root // the union of the sessions' roots, pushed to upstreams
+	// Per-session settings mirrored upstream (see session.go).
+	sessionRoots map[*mcp.ServerSession][]*mcp.Root
+	levels       map[*mcp.ServerSession]mcp.LoggingLevel
+	upLevel      mcp.LoggingLevel
 }
 
-type route struct {
-	up   Upstream
-	tool string // the name the upstream knows
-}
-
-// listChangedSentinel is a tool registered with the SDK server only so that
-// re-adding it makes the SDK send notifications/tools/list_changed to every
-// session (the SDK has no other API for it). It is never listed or callable:
-// tools/list and tools/call are answered by the gateway's middleware.
-const listChangedSentinel = "mcp-gateway-internal-list-changed"
+// Sentinels registered with the SDK server only so that re-adding one makes
+// the SDK send the matching list_changed notification to every session (the
+// SDK has no other API for it). They are never listed or reachable: the
+// gateway's middleware answers every list, call, get and read.
+const (
+	sentinelTool     = "mcp-gateway-internal-list-changed"
+	sentinelPrompt   = "mcp-gateway-internal-list-changed"
+	sentinelResource = "mcp-gateway-internal://list-changed"
+)
 
 // New returns a gateway with no upstreams.
 func New(opts Options) *Gateway {
@@ -98,23 +106,42 @@ func New(opts Options) *Gateway {
 		pageSize:  opts.PageSize,
 		version:   opts.Version,
 		audit:     opts.Audit,
+		calls:     newInflight(),
+		progress:  newProgressMap(),
+		subs:      newSubscriptions(),
 		upstreams: make(map[string]Upstream),
-		tools:     make(map[string][]*mcp.Tool),
-		names:     newNamer(),
-		routes:    make(map[string]route),
+		clients:   make(map[string]*mcp.Client),
+		caps:      make(map[string]*mcp.ServerCapabilities),
+		tools: newNamed(func(t *mcp.Tool) string { return t.Name },
+			func(t *mcp.Tool, name string) *mcp.Tool { c := *t; c.Name = name; return &c }),
+		prompts: newNamed(func(p *mcp.Prompt) string { return p.Name },
+			func(p *mcp.Prompt, name string) *mcp.Prompt { c := *p; c.Name = name; return &c }),
+		res: newResourceSet(),
 	}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-gateway", Version: opts.Version}, &mcp.ServerOptions{
-		// Advertise tools even before any server has published one: the
-		// SDK computes capabilities at initialize and would omit them.
-		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}},
+		// Everything on for the SDK's own checks (e.g. which notifications
+		// a new-protocol session may listen to); what clients are told is
+		// the union of what the upstreams offer (see advertise).
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:       &mcp.ToolCapabilities{ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
+			Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Logging:     &mcp.LoggingCapabilities{},
+			Completions: &mcp.CompletionCapabilities{},
+		},
+		// The SDK keeps track of which session subscribed to which URI, so
+		// that ResourceUpdated reaches exactly those sessions; the handlers
+		// forward the subscription to the owning server.
+		SubscribeHandler:        g.subscribe,
+		UnsubscribeHandler:      g.unsubscribe,
+		InitializedHandler:      func(ctx context.Context, req *mcp.InitializedRequest) { g.refreshRoots(req.Session) },
+		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) { g.refreshRoots(req.Session) },
 	})
-	g.server.AddTool(&mcp.Tool{Name: listChangedSentinel, InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return nil, errors.New("not callable")
-		})
-	// Tools are served by middleware rather than Server.AddTool: AddTool
-	// panics on input schemas real servers publish (no "type", or
-	// ["object","null"]), and such tools must be served as published.
+	g.announce(true, true, true)
+	// Requests are answered by middleware rather than Server.AddTool and
+	// friends: AddTool panics on input schemas real servers publish (no
+	// "type", or ["object","null"]), and such tools must be served as
+	// published; and each answer depends on live upstream state.
 	g.server.AddReceivingMiddleware(g.middleware)
 	return g
 }
@@ -129,94 +156,114 @@ func (g *Gateway) Add(u Upstream) {
 	g.upstreams[u.Name()] = u
 }
 
-// Open computes the first naming over every upstream's tools and starts
-// serving them. Until Open, tool lists are only stored: naming them as each
-// server comes up would let whichever server starts first take the plain
-// names, and the contract gives them to the first server by name.
+// Open computes the first naming over every upstream's items and starts
+// serving them. Until Open, lists are only stored: naming them as each server
+// comes up would let whichever server starts first take the plain names, and
+// the contract gives them to the first server by name.
 func (g *Gateway) Open() {
 	g.mu.Lock()
 	g.open = true
-	g.rebuildLocked()
+	servers := g.serversLocked()
+	g.tools.rebuild(servers, g.upstreams)
+	g.prompts.rebuild(servers, g.upstreams)
+	g.res.rebuild(servers, g.upstreams)
 	g.mu.Unlock()
 }
 
-// Sync lists the tools of server over cs (all pages) and updates the merged
-// view. It is called after every start of the server and whenever the server
-// says its tool list changed.
-func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession) error {
-	var tools []*mcp.Tool
-	if caps := cs.InitializeResult().Capabilities; caps != nil && caps.Tools != nil {
-		for t, err := range cs.Tools(ctx, nil) {
-			if err != nil {
-				return fmt.Errorf("list tools: %w", err)
-			}
-			tools = append(tools, t)
-		}
-	}
-	g.SetTools(server, tools)
-	return nil
-}
-
-// SetTools replaces the tools of server. Once open, a change in the merged
-// list is announced to every session with notifications/tools/list_changed.
-func (g *Gateway) SetTools(server string, tools []*mcp.Tool) {
-	g.mu.Lock()
-	g.tools[server] = tools
-	changed := g.open && g.rebuildLocked()
-	g.mu.Unlock()
-	if changed {
-		g.log.Info().Str("server", server).Int("tools", len(tools)).Msg("tool list changed")
-		g.server.AddTool(&mcp.Tool{Name: listChangedSentinel, InputSchema: map[string]any{"type": "object"}},
-			func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-				return nil, errors.New("not callable")
-			})
-	}
-}
-
-// rebuildLocked recomputes names, routes and the exported list. It reports
-// whether the exported list changed.
-func (g *Gateway) rebuildLocked() bool {
-	servers := make([]string, 0, len(g.tools))
-	for name := range g.tools {
+// serversLocked returns the registered servers that have reported, sorted.
+func (g *Gateway) serversLocked() []string {
+	servers := make([]string, 0, len(g.caps))
+	for name := range g.caps {
 		if _, ok := g.upstreams[name]; ok {
 			servers = append(servers, name)
 		}
 	}
 	slices.Sort(servers)
-	var present []key
-	for _, s := range servers {
-		for _, t := range g.tools[s] {
-			present = append(present, key{s, t.Name})
-		}
+	return servers
+}
+
+// Sync lists everything server offers over cs (all pages) and updates the
+// merged view. It is called after every start of the server; list_changed
+// notifications re-list only what changed.
+func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession) error {
+	caps := cs.InitializeResult().Capabilities
+	if caps == nil {
+		caps = &mcp.ServerCapabilities{}
 	}
-	names := g.names.assign(present)
-	routes := make(map[string]route, len(present))
-	list := make([]*mcp.Tool, 0, len(present))
-	for _, s := range servers {
-		for _, t := range g.tools[s] {
-			name := names[key{s, t.Name}]
-			routes[name] = route{up: g.upstreams[s], tool: t.Name}
-			exported := t
-			if name != t.Name {
-				c := *t
-				c.Name = name
-				exported = &c
-			}
-			list = append(list, exported)
-		}
+	tools, err := listTools(ctx, cs, caps)
+	if err != nil {
+		return err
 	}
-	fp, _ := json.Marshal(list)
-	changed := !bytes.Equal(fp, g.listJSON)
-	g.routes, g.list, g.listJSON = routes, list, fp
-	return changed
+	prompts, err := listPrompts(ctx, cs, caps)
+	if err != nil {
+		return err
+	}
+	resources, templates, err := listResources(ctx, cs, caps)
+	if err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.caps[server] = caps
+	g.tools.perServer[server] = tools
+	g.prompts.perServer[server] = prompts
+	g.res.perServer[server] = resources
+	g.res.tplPerServer[server] = templates
+	g.rebuildLocked(true, true, true)
+	g.mu.Unlock()
+	// Resubscribe what agents subscribed to before the restart, and push
+	// the sessions' roots; both are lost with the old process.
+	g.restore(ctx, server, cs)
+	return nil
+}
+
+// rebuildLocked recomputes the named views and announces those that changed.
+func (g *Gateway) rebuildLocked(tools, prompts, resources bool) {
+	if !g.open {
+		return
+	}
+	servers := g.serversLocked()
+	tc := tools && g.tools.rebuild(servers, g.upstreams)
+	pc := prompts && g.prompts.rebuild(servers, g.upstreams)
+	rc := resources && g.res.rebuild(servers, g.upstreams)
+	if tc || pc || rc {
+		g.log.Info().Bool("tools", tc).Bool("prompts", pc).Bool("resources", rc).Msg("merged lists changed")
+		// The SDK debounces and sends on its own goroutine; no lock
+		// ordering issue with g.mu.
+		go g.announce(tc, pc, rc)
+	}
+}
+
+// announce makes the SDK send list_changed notifications to every session.
+func (g *Gateway) announce(tools, prompts, resources bool) {
+	if tools {
+		g.server.AddTool(&mcp.Tool{Name: sentinelTool, InputSchema: map[string]any{"type": "object"}}, unreachableTool)
+	}
+	if prompts {
+		g.server.AddPrompt(&mcp.Prompt{Name: sentinelPrompt}, unreachablePrompt)
+	}
+	if resources {
+		g.server.AddResource(&mcp.Resource{URI: sentinelResource, Name: sentinelResource}, unreachableResource)
+	}
+}
+
+func unreachableTool(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return nil, errors.New("unreachable")
+}
+
+func unreachablePrompt(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	return nil, errors.New("unreachable")
+}
+
+func unreachableResource(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return nil, errors.New("unreachable")
 }
 
 // ToolCount returns the number of exported tools, per server and in all.
 func (g *Gateway) ToolCount() (perServer map[string]int, total int) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	perServer = make(map[string]int, len(g.tools))
-	for s, ts := range g.tools {
+	perServer = make(map[string]int, len(g.tools.perServer))
+	for s, ts := range g.tools.perServer {
 		perServer[s] = len(ts)
 		total += len(ts)
 	}
@@ -225,116 +272,91 @@ func (g *Gateway) ToolCount() (perServer map[string]int, total int) {
 
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		switch method {
-		case "tools/list":
-			if r, ok := req.(*mcp.ListToolsRequest); ok {
-				return g.listTools(r)
+		switch r := req.(type) {
+		case *mcp.ListToolsRequest:
+			return g.listTools(r)
+		case *mcp.CallToolRequest:
+			return g.callTool(ctx, r)
+		case *mcp.ListPromptsRequest:
+			return g.listPrompts(r)
+		case *mcp.GetPromptRequest:
+			return g.getPrompt(ctx, r)
+		case *mcp.ListResourcesRequest:
+			return g.listResources(r)
+		case *mcp.ListResourceTemplatesRequest:
+			return g.listResourceTemplates(r)
+		case *mcp.ReadResourceRequest:
+			return g.readResource(ctx, r)
+		case *mcp.CompleteRequest:
+			return g.complete(ctx, r)
+		}
+		res, err := next(ctx, method, req)
+		if err == nil {
+			g.advertise(res)
+			if method == "logging/setLevel" {
+				g.pushLogLevel(ctx, req)
 			}
-		case "tools/call":
-			if r, ok := req.(*mcp.CallToolRequest); ok {
-				return g.callTool(ctx, r)
+		}
+		return res, err
+	}
+}
+
+// advertise replaces the capabilities in an initialize or discover result
+// with the union of what the upstreams offer, so that an agent sees the
+// prompts capability only if some server has prompts, and so on.
+func (g *Gateway) advertise(res mcp.Result) {
+	switch r := res.(type) {
+	case *mcp.InitializeResult:
+		r.Capabilities = g.capabilities()
+	case *mcp.DiscoverResult:
+		r.Capabilities = g.capabilities()
+	}
+}
+
+func (g *Gateway) capabilities() *mcp.ServerCapabilities {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	// Tools are always advertised: a server may gain tools later, and
+	// clients only ask for what was advertised.
+	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
+	for _, c := range g.caps {
+		if c.Prompts != nil {
+			caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+		}
+		if c.Resources != nil {
+			if caps.Resources == nil {
+				caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
 			}
+			caps.Resources.Subscribe = caps.Resources.Subscribe || c.Resources.Subscribe
 		}
-		return next(ctx, method, req)
+		if c.Completions != nil {
+			caps.Completions = &mcp.CompletionCapabilities{}
+		}
+		if c.Logging != nil {
+			caps.Logging = &mcp.LoggingCapabilities{}
+		}
 	}
+	return caps
 }
 
-func (g *Gateway) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
-	start := 0
-	if req.Params != nil && req.Params.Cursor != "" {
-		b, err := base64.RawURLEncoding.DecodeString(req.Params.Cursor)
-		n, err2 := strconv.Atoi(string(b))
-		if err != nil || err2 != nil || n < 0 {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor"}
-		}
-		start = n
-	}
-	g.mu.RLock()
-	list := g.list
-	g.mu.RUnlock()
-	res := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
-	if start < len(list) {
-		end := min(start+g.pageSize, len(list))
-		res.Tools = list[start:end]
-		if end < len(list) {
-			res.NextCursor = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
-		}
-	}
-	return res, nil
-}
-
-func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	p := req.Params
-	if p == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "missing params"}
-	}
-	g.mu.RLock()
-	r, ok := g.routes[p.Name]
-	g.mu.RUnlock()
-	if !ok {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
-	}
-	var args any
-	if a := bytes.TrimSpace(p.Arguments); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
-		if a[0] != '{' {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("tool %q: arguments must be a JSON object", p.Name)}
-		}
-		args = json.RawMessage(a)
-	}
-	began := time.Now()
-	var res *mcp.CallToolResult
-	err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Meta: p.Meta, Name: r.tool, Arguments: args})
-		return err
-	})
-	if err != nil {
-		err = upstreamError(r.up.Name(), err)
-	}
-	if g.audit != nil {
-		g.audit(g.record(req, r.up.Name(), began, res, err))
-	}
-	if err != nil {
-		return nil, err
-	}
-	return res, nil
-}
-
-func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Time, res *mcp.CallToolResult, err error) CallRecord {
-	rec := CallRecord{
-		Server:   server,
-		Tool:     req.Params.Name,
-		Duration: time.Since(began),
-		BytesIn:  len(req.Params.Arguments),
-		Outcome:  "ok",
-	}
-	if req.Session != nil {
-		rec.Session = req.Session.ID()
-	}
-	switch {
-	case err != nil:
-		rec.Outcome, rec.Error = "error", err.Error()
-	case res != nil && res.IsError:
-		rec.Outcome = "tool_error"
-	}
-	if res != nil {
-		if b, err := json.Marshal(res); err == nil {
-			rec.BytesOut = len(b)
-		}
-	}
-	return rec
-}
-
-// upstreamError turns a failed forwarded call into the JSON-RPC error the
+// upstreamError turns a failed forwarded request into the JSON-RPC error the
 // agent sees. The message always names the server.
 func upstreamError(server string, err error) error {
 	var wire *jsonrpc.Error
 	if errors.As(err, &wire) {
-		return &jsonrpc.Error{Code: wire.Code, Message: fmt.Sprintf("server %q: %s", server, wire.Message), Data: wire.Data}
+		msg := wire.Message
+		if !strings.HasPrefix(msg, "server ") {
+			msg = fmt.Sprintf("server %q: %s", server, msg)
+		}
+		return &jsonrpc.Error{Code: wire.Code, Message: msg, Data: wire.Data}
 	}
 	msg := err.Error()
-	if !bytes.HasPrefix([]byte(msg), []byte("server ")) {
+	if !strings.HasPrefix(msg, "server ") {
 		msg = fmt.Sprintf("server %q: %s", server, msg)
 	}
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
+}
+
+func invalidParams(format string, args ...any) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }

@@ -32,6 +32,9 @@ type lineTransport struct {
 	maxBytes int
 	// noise receives every stdout line that is not a JSON-RPC message.
 	noise func(line []byte)
+	// intercept, if set, sees every notification before the SDK does, on
+	// the reader goroutine; returning true consumes it.
+	intercept func(*jsonrpc.Request) bool
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -40,19 +43,21 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		max = DefaultMaxMessageBytes
 	}
 	return &lineConn{
-		br:    bufio.NewReaderSize(t.r, 64<<10),
-		r:     t.r,
-		w:     t.w,
-		max:   max,
-		noise: t.noise,
+		br:        bufio.NewReaderSize(t.r, 64<<10),
+		r:         t.r,
+		w:         t.w,
+		max:       max,
+		noise:     t.noise,
+		intercept: t.intercept,
 	}, nil
 }
 
 type lineConn struct {
-	br    *bufio.Reader
-	r     io.Closer
-	max   int
-	noise func([]byte)
+	br        *bufio.Reader
+	r         io.Closer
+	max       int
+	noise     func([]byte)
+	intercept func(*jsonrpc.Request) bool
 
 	wmu sync.Mutex // serializes writes so each message is one line
 	w   io.WriteCloser
@@ -90,6 +95,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			c.report(line)
+			continue
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && !req.ID.IsValid() && c.intercept != nil && c.intercept(req) {
 			continue
 		}
 		return msg, nil

@@ -1,0 +1,365 @@
+package aggregate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// A call is one request forwarded to a server on behalf of an agent session.
+// What the server sends while handling it (progress, logs, sampling and
+// elicitation requests) goes back to that session, on that request's stream
+// (ctx is the downstream handler's context, which the SDK uses to pick it).
+type call struct {
+	ss     *mcp.ServerSession
+	ctx    context.Context
+	server string
+	seq    uint64
+}
+
+// inflight tracks forwarded calls per server.
+type inflight struct {
+	mu       sync.Mutex
+	seq      uint64
+	byServer map[string]map[*call]struct{}
+}
+
+func newInflight() *inflight {
+	return &inflight{byServer: make(map[string]map[*call]struct{})}
+}
+
+// begin records a call; done removes it.
+func (f *inflight) begin(ctx context.Context, ss *mcp.ServerSession, server string) (*call, func()) {
+	f.mu.Lock()
+	f.seq++
+	c := &call{ss: ss, ctx: ctx, server: server, seq: f.seq}
+	m := f.byServer[server]
+	if m == nil {
+		m = make(map[*call]struct{})
+		f.byServer[server] = m
+	}
+	m[c] = struct{}{}
+	f.mu.Unlock()
+	return c, func() {
+		f.mu.Lock()
+		delete(f.byServer[server], c)
+		f.mu.Unlock()
+	}
+}
+
+// latest returns the most recent call in flight to server, and whether the
+// routing is exact.
+//
+// On protocol 2025-11-25 and older, a request or log message a stdio server
+// sends carries no reference to the call that caused it. The rule: when every
+// call in flight to that server comes from one agent session, that session is
+// the caller (exact). When several sessions have calls in flight to it, the
+// session whose call started last is chosen (a best guess, logged as such).
+// With no call in flight, there is no caller.
+func (f *inflight) latest(server string) (c *call, exact bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var sessions int
+	seen := make(map[*mcp.ServerSession]bool)
+	for k := range f.byServer[server] {
+		if !seen[k.ss] {
+			seen[k.ss] = true
+			sessions++
+		}
+		if c == nil || k.seq > c.seq {
+			c = k
+		}
+	}
+	return c, sessions == 1
+}
+
+// progressMap maps the progress tokens the gateway sends upstream back to
+// the caller's own token. Each forwarded request gets a token of its own:
+// two agent sessions may both use token 1, and their progress must not mix.
+type progressMap struct {
+	mu sync.Mutex
+	n  uint64
+	m  map[string]progressRoute
+}
+
+type progressRoute struct {
+	call  *call
+	token any // the caller's token
+}
+
+func newProgressMap() *progressMap { return &progressMap{m: make(map[string]progressRoute)} }
+
+const progressKey = "progressToken"
+
+// forward returns the meta to send upstream: meta with the caller's progress
+// token replaced by a fresh one, or meta itself when the caller asked for no
+// progress.
+func (p *progressMap) forward(meta mcp.Meta, c *call) mcp.Meta {
+	tok, ok := meta[progressKey]
+	if !ok || tok == nil {
+		return meta
+	}
+	p.mu.Lock()
+	p.n++
+	mine := "mcp-gateway-" + strconv.FormatUint(p.n, 10)
+	p.m[mine] = progressRoute{call: c, token: tok}
+	p.mu.Unlock()
+	out := maps.Clone(meta)
+	out[progressKey] = mine
+	return out
+}
+
+// release forgets the token minted by forward, once the call is over.
+func (p *progressMap) release(meta mcp.Meta) {
+	if mine, ok := meta[progressKey].(string); ok {
+		p.mu.Lock()
+		delete(p.m, mine)
+		p.mu.Unlock()
+	}
+}
+
+func (p *progressMap) lookup(token any) (progressRoute, bool) {
+	s, ok := token.(string)
+	if !ok {
+		return progressRoute{}, false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r, ok := p.m[s]
+	return r, ok
+}
+
+// subscriptions counts the agents' resource subscriptions per server, so a
+// restarted server is resubscribed and an update maps back to the URI the
+// agents subscribed to.
+type subscriptions struct {
+	mu sync.Mutex
+	m  map[string]map[string]*sub // server -> original URI
+}
+
+type sub struct {
+	exported string
+	n        int
+}
+
+func newSubscriptions() *subscriptions { return &subscriptions{m: make(map[string]map[string]*sub)} }
+
+func (s *subscriptions) set(server, orig, exported string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.m[server]
+	if m == nil {
+		m = make(map[string]*sub)
+		s.m[server] = m
+	}
+	e := m[orig]
+	if on {
+		if e == nil {
+			e = &sub{exported: exported}
+			m[orig] = e
+		}
+		e.n++
+		return
+	}
+	if e != nil {
+		if e.n--; e.n <= 0 {
+			delete(m, orig)
+		}
+	}
+}
+
+func (s *subscriptions) of(server string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var uris []string
+	for u := range s.m[server] {
+		uris = append(uris, u)
+	}
+	return uris
+}
+
+func (s *subscriptions) exported(server, orig string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.m[server][orig]; e != nil {
+		return e.exported
+	}
+	return orig
+}
+
+// NewClient returns the MCP client the gateway uses to talk to server. Its
+// handlers carry the server's name, so that whatever the server sends is
+// relayed to the right place.
+func (g *Gateway) NewClient(server string) *mcp.Client {
+	c := mcp.NewClient(&mcp.Implementation{Name: "mcp-gateway", Version: g.version}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
+			g.relist(server, req.Session, "tools")
+		},
+		PromptListChangedHandler: func(ctx context.Context, req *mcp.PromptListChangedRequest) {
+			g.relist(server, req.Session, "prompts")
+		},
+		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) {
+			g.relist(server, req.Session, "resources")
+		},
+		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			p := *req.Params
+			p.URI = g.subs.exported(server, p.URI)
+			_ = g.server.ResourceUpdated(context.Background(), &p)
+		},
+		// Progress and log messages from stdio servers are relayed by
+		// Intercept, in order; these handlers serve other transports.
+		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			g.relayProgress(req.Params)
+		},
+		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			g.relayLog(server, req.Params)
+		},
+		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			c, err := g.caller(server, "sampling", func(caps *mcp.ClientCapabilities) bool { return caps.Sampling != nil })
+			if err != nil {
+				return nil, err
+			}
+			return c.ss.CreateMessage(c.ctx, req.Params)
+		},
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			c, err := g.caller(server, "elicitation", func(caps *mcp.ClientCapabilities) bool { return caps.Elicitation != nil })
+			if err != nil {
+				return nil, err
+			}
+			return c.ss.Elicit(c.ctx, req.Params)
+		},
+	})
+	g.mu.Lock()
+	g.clients[server] = c
+	roots := g.roots
+	g.mu.Unlock()
+	if len(roots) > 0 {
+		c.AddRoots(roots...)
+	}
+	return c
+}
+
+// Intercept relays progress and log notifications from a stdio server on the
+// transport's reader, before any later message of that server is read. The
+// SDK's client handles notifications on a separate goroutine and hands a
+// call's result to the caller at once, so a progress notification sent just
+// before the result could otherwise reach the agent after it (see the notes).
+// It reports whether it consumed the message.
+func (g *Gateway) Intercept(server string, req *jsonrpc.Request) bool {
+	switch req.Method {
+	case "notifications/progress":
+		var p mcp.ProgressNotificationParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			return false
+		}
+		g.relayProgress(&p)
+		return true
+	case "notifications/message":
+		var p mcp.LoggingMessageParams
+		if json.Unmarshal(req.Params, &p) != nil {
+			return false
+		}
+		g.relayLog(server, &p)
+		return true
+	}
+	return false
+}
+
+func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams) {
+	r, ok := g.progress.lookup(p.ProgressToken)
+	if !ok || r.call.ss == nil || r.call.ctx.Err() != nil {
+		return
+	}
+	out := *p
+	out.ProgressToken = r.token
+	_ = r.call.ss.NotifyProgress(r.call.ctx, &out)
+}
+
+// relayLog sends a server's log message to the session of the call it most
+// likely belongs to (see inflight.latest), or to every session when no call
+// is in flight. The logger field names the server. Each session's
+// logging/setLevel is honored by the SDK.
+func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams) {
+	out := *p
+	if out.Logger == "" {
+		out.Logger = server
+	} else {
+		out.Logger = server + "/" + out.Logger
+	}
+	if c, _ := g.calls.latest(server); c != nil && c.ss != nil && c.ctx.Err() == nil {
+		_ = c.ss.Log(c.ctx, &out)
+		return
+	}
+	for ss := range g.server.Sessions() {
+		_ = ss.Log(context.Background(), &out)
+	}
+}
+
+// caller finds the agent session a server-to-client request belongs to and
+// checks that its client supports the feature; otherwise the server gets a
+// proper error at once instead of a hang.
+func (g *Gateway) caller(server, feature string, supports func(*mcp.ClientCapabilities) bool) (*call, error) {
+	c, exact := g.calls.latest(server)
+	if c == nil || c.ss == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+			Message: fmt.Sprintf("mcp-gateway: %s request from %q outside any agent request; nothing to route it to", feature, server)}
+	}
+	if !exact {
+		g.log.Info().Str("server", server).Str("feature", feature).Msg("several sessions call this server; routing to the latest caller")
+	}
+	if ip := c.ss.InitializeParams(); ip != nil && (ip.Capabilities == nil || !supports(ip.Capabilities)) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: fmt.Sprintf("mcp-gateway: the agent's client does not support %s", feature)}
+	}
+	return c, nil
+}
+
+// relist re-lists one kind of item of a server after it announced a change.
+// It runs off the notification goroutine: the SDK handles an upstream's
+// notifications one at a time, and listing waits for responses.
+func (g *Gateway) relist(server string, cs *mcp.ClientSession, kind string) {
+	go func() {
+		ctx := context.Background()
+		caps := cs.InitializeResult().Capabilities
+		if caps == nil {
+			return
+		}
+		var err error
+		switch kind {
+		case "tools":
+			var tools []*mcp.Tool
+			if tools, err = listTools(ctx, cs, caps); err == nil {
+				g.mu.Lock()
+				g.tools.perServer[server] = tools
+				g.rebuildLocked(true, false, false)
+				g.mu.Unlock()
+			}
+		case "prompts":
+			var prompts []*mcp.Prompt
+			if prompts, err = listPrompts(ctx, cs, caps); err == nil {
+				g.mu.Lock()
+				g.prompts.perServer[server] = prompts
+				g.rebuildLocked(false, true, false)
+				g.mu.Unlock()
+			}
+		case "resources":
+			var res []*mcp.Resource
+			var tpls []*mcp.ResourceTemplate
+			if res, tpls, err = listResources(ctx, cs, caps); err == nil {
+				g.mu.Lock()
+				g.res.perServer[server], g.res.tplPerServer[server] = res, tpls
+				g.rebuildLocked(false, false, true)
+				g.mu.Unlock()
+			}
+		}
+		if err != nil {
+			g.log.Warn().Err(err).Str("server", server).Str("kind", kind).Msg("re-list after list_changed")
+		}
+	}()
+}

@@ -1,0 +1,299 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// RewritePrefix is how a resource URI that another server already publishes
+// stays reachable: the first server by name keeps the URI as it is; a later
+// server's copy is exported as RewritePrefix + <server> + "/" + <URI>, with
+// the server name sanitized like a tool name, e.g.
+// "mcp-gateway://github_acme_x/file:///notes.txt". The gateway maps it back
+// before forwarding. Resource templates are rewritten the same way.
+const RewritePrefix = "mcp-gateway://"
+
+// rewrite returns the exported form of uri for a server that lost it to an
+// earlier server.
+func rewrite(server, uri string) string {
+	return RewritePrefix + SanitizeName(server) + "/" + uri
+}
+
+// resourceSet merges resources and resource templates across servers. URIs
+// are forwarded unchanged unless two servers publish the same one.
+type resourceSet struct {
+	perServer    map[string][]*mcp.Resource
+	tplPerServer map[string][]*mcp.ResourceTemplate
+
+	routes    map[string]route // exported URI -> owner and original URI
+	tplRoutes []tplRoute       // in server order
+	prefixes  map[string]Upstream
+	list      []*mcp.Resource
+	tpls      []*mcp.ResourceTemplate
+	fp        []byte
+	// withResources lists, in order, the servers that offer resources, for
+	// URIs no list or template names.
+	withResources []Upstream
+}
+
+type tplRoute struct {
+	exported string // the exported uriTemplate
+	literal  string // its literal prefix, up to the first '{'
+	up       Upstream
+	orig     string
+}
+
+func newResourceSet() *resourceSet {
+	return &resourceSet{
+		perServer:    make(map[string][]*mcp.Resource),
+		tplPerServer: make(map[string][]*mcp.ResourceTemplate),
+		routes:       make(map[string]route),
+		prefixes:     make(map[string]Upstream),
+	}
+}
+
+func (rs *resourceSet) rebuild(servers []string, ups map[string]Upstream) bool {
+	routes := make(map[string]route)
+	prefixes := make(map[string]Upstream)
+	var list []*mcp.Resource
+	var tpls []*mcp.ResourceTemplate
+	var tplRoutes []tplRoute
+	var with []Upstream
+	tplTaken := make(map[string]bool)
+	for _, s := range servers {
+		up := ups[s]
+		prefixes[RewritePrefix+SanitizeName(s)+"/"] = up
+		if len(rs.perServer[s]) > 0 || len(rs.tplPerServer[s]) > 0 {
+			with = append(with, up)
+		}
+		for _, r := range rs.perServer[s] {
+			orig := r.URI
+			if _, taken := routes[orig]; taken {
+				c := *r
+				c.URI = rewrite(s, orig)
+				r = &c
+			}
+			routes[r.URI] = route{up: up, name: orig}
+			list = append(list, r)
+		}
+		for _, t := range rs.tplPerServer[s] {
+			orig := t.URITemplate
+			if tplTaken[orig] {
+				c := *t
+				c.URITemplate = rewrite(s, orig)
+				t = &c
+			}
+			tplTaken[t.URITemplate] = true
+			lit, _, _ := strings.Cut(t.URITemplate, "{")
+			tplRoutes = append(tplRoutes, tplRoute{exported: t.URITemplate, literal: lit, up: up, orig: orig})
+			tpls = append(tpls, t)
+		}
+	}
+	fp, _ := json.Marshal([]any{list, tpls})
+	changed := !bytes.Equal(fp, rs.fp)
+	rs.routes, rs.prefixes, rs.list, rs.tpls, rs.tplRoutes, rs.withResources, rs.fp = routes, prefixes, list, tpls, tplRoutes, with, fp
+	return changed
+}
+
+// lookup finds the server for a URI an agent sent: an exact listed URI, a
+// rewritten one, one a template produces (longest literal prefix wins, then
+// the first server by name), or else every server with resources, in order.
+func (rs *resourceSet) lookup(uri string) (candidates []Upstream, orig string) {
+	if r, ok := rs.routes[uri]; ok {
+		return []Upstream{r.up}, r.name
+	}
+	if strings.HasPrefix(uri, RewritePrefix) {
+		for p, up := range rs.prefixes {
+			if strings.HasPrefix(uri, p) {
+				return []Upstream{up}, strings.TrimPrefix(uri, p)
+			}
+		}
+	}
+	best := -1
+	for i, t := range rs.tplRoutes {
+		if t.literal != "" && strings.HasPrefix(uri, t.literal) && (best < 0 || len(t.literal) > len(rs.tplRoutes[best].literal)) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return []Upstream{rs.tplRoutes[best].up}, uri
+	}
+	return rs.withResources, uri
+}
+
+// listResources lists an upstream's resources and templates, all pages.
+func listResources(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {
+	if caps.Resources == nil {
+		return nil, nil, nil
+	}
+	var resources []*mcp.Resource
+	for r, err := range cs.Resources(ctx, nil) {
+		if err != nil {
+			return nil, nil, fmt.Errorf("list resources: %w", err)
+		}
+		resources = append(resources, r)
+	}
+	var templates []*mcp.ResourceTemplate
+	for t, err := range cs.ResourceTemplates(ctx, nil) {
+		if err != nil {
+			// Templates are optional; servers without any may answer
+			// "method not found".
+			break
+		}
+		templates = append(templates, t)
+	}
+	return resources, templates, nil
+}
+
+func (g *Gateway) listResources(req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
+	g.mu.RLock()
+	list := g.res.list
+	g.mu.RUnlock()
+	cursor := ""
+	if req.Params != nil {
+		cursor = req.Params.Cursor
+	}
+	items, next, err := page(list, cursor, g.pageSize)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListResourcesResult{Resources: items, NextCursor: next}, nil
+}
+
+func (g *Gateway) listResourceTemplates(req *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
+	g.mu.RLock()
+	list := g.res.tpls
+	g.mu.RUnlock()
+	cursor := ""
+	if req.Params != nil {
+		cursor = req.Params.Cursor
+	}
+	items, next, err := page(list, cursor, g.pageSize)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}, nil
+}
+
+func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	p := req.Params
+	if p == nil || p.URI == "" {
+		return nil, invalidParams("missing uri")
+	}
+	g.mu.RLock()
+	ups, orig := g.res.lookup(p.URI)
+	g.mu.RUnlock()
+	if len(ups) == 0 {
+		return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource not found: %s", p.URI)}
+	}
+	var firstErr error
+	for _, up := range ups {
+		call, done := g.calls.begin(ctx, req.Session, up.Name())
+		meta := g.progress.forward(p.Meta, call)
+		var res *mcp.ReadResourceResult
+		err := up.Do(ctx, func(cs *mcp.ClientSession) error {
+			var err error
+			res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: orig})
+			return err
+		})
+		g.progress.release(meta)
+		done()
+		if err == nil {
+			if orig != p.URI {
+				for _, c := range res.Contents {
+					if c != nil && c.URI == orig {
+						c.URI = p.URI
+					}
+				}
+			}
+			return res, nil
+		}
+		if firstErr == nil {
+			firstErr = upstreamError(up.Name(), err)
+		}
+	}
+	return nil, firstErr
+}
+
+// subscribe forwards resources/subscribe to the owning server. The SDK
+// records the session's subscription once this returns nil, and
+// Server.ResourceUpdated then reaches exactly the subscribed sessions.
+func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	return g.forwardSubscription(ctx, req.Params.URI, true)
+}
+
+func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	return g.forwardSubscription(ctx, req.Params.URI, false)
+}
+
+func (g *Gateway) forwardSubscription(ctx context.Context, uri string, on bool) error {
+	g.mu.Lock()
+	ups, orig := g.res.lookup(uri)
+	if len(ups) == 0 {
+		g.mu.Unlock()
+		return invalidParams("unknown resource %q", uri)
+	}
+	up := ups[0]
+	g.mu.Unlock()
+	err := up.Do(ctx, func(cs *mcp.ClientSession) error {
+		if on {
+			return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: orig})
+		}
+		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: orig})
+	})
+	if err != nil {
+		return upstreamError(up.Name(), err)
+	}
+	g.subs.set(up.Name(), orig, uri, on)
+	return nil
+}
+
+// complete routes completion/complete by its reference: a prompt by its
+// exported name, a resource template by its exported URI template.
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	p := req.Params
+	if p == nil || p.Ref == nil {
+		return nil, invalidParams("missing ref")
+	}
+	ref := *p.Ref
+	var up Upstream
+	g.mu.RLock()
+	switch ref.Type {
+	case "ref/prompt":
+		if r, ok := g.prompts.routes[ref.Name]; ok {
+			up, ref.Name = r.up, r.name
+		}
+	case "ref/resource":
+		for _, t := range g.res.tplRoutes {
+			if t.exported == ref.URI {
+				up, ref.URI = t.up, t.orig
+				break
+			}
+		}
+		if up == nil {
+			if ups, orig := g.res.lookup(ref.URI); len(ups) > 0 {
+				up, ref.URI = ups[0], orig
+			}
+		}
+	}
+	g.mu.RUnlock()
+	if up == nil {
+		return nil, invalidParams("unknown completion reference %s %q", ref.Type, ref.Name+ref.URI)
+	}
+	var res *mcp.CompleteResult
+	err := up.Do(ctx, func(cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.Complete(ctx, &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context})
+		return err
+	})
+	if err != nil {
+		return nil, upstreamError(up.Name(), err)
+	}
+	return res, nil
+}

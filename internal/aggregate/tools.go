@@ -1,0 +1,107 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// listTools lists every tool of an upstream, all pages.
+func listTools(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities) ([]*mcp.Tool, error) {
+	if caps.Tools == nil {
+		return nil, nil
+	}
+	var tools []*mcp.Tool
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("list tools: %w", err)
+		}
+		tools = append(tools, t)
+	}
+	return tools, nil
+}
+
+func (g *Gateway) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
+	g.mu.RLock()
+	list := g.tools.list
+	g.mu.RUnlock()
+	cursor := ""
+	if req.Params != nil {
+		cursor = req.Params.Cursor
+	}
+	items, next, err := page(list, cursor, g.pageSize)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ListToolsResult{Tools: items, NextCursor: next}, nil
+}
+
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	p := req.Params
+	if p == nil {
+		return nil, invalidParams("missing params")
+	}
+	g.mu.RLock()
+	r, ok := g.tools.routes[p.Name]
+	g.mu.RUnlock()
+	if !ok {
+		return nil, invalidParams("unknown tool %q", p.Name)
+	}
+	var args any
+	if a := bytes.TrimSpace(p.Arguments); len(a) > 0 && !bytes.Equal(a, []byte("null")) {
+		if a[0] != '{' {
+			return nil, invalidParams("tool %q: arguments must be a JSON object", p.Name)
+		}
+		args = json.RawMessage(a)
+	}
+	began := time.Now()
+	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
+	defer done()
+	meta := g.progress.forward(p.Meta, call)
+	defer g.progress.release(meta)
+	var res *mcp.CallToolResult
+	err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
+		var err error
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args})
+		return err
+	})
+	if err != nil {
+		err = upstreamError(r.up.Name(), err)
+	}
+	if g.audit != nil {
+		g.audit(g.record(req, r.up.Name(), began, res, err))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Time, res *mcp.CallToolResult, err error) CallRecord {
+	rec := CallRecord{
+		Server:   server,
+		Tool:     req.Params.Name,
+		Duration: time.Since(began),
+		BytesIn:  len(req.Params.Arguments),
+		Outcome:  "ok",
+	}
+	if req.Session != nil {
+		rec.Session = req.Session.ID()
+	}
+	switch {
+	case err != nil:
+		rec.Outcome, rec.Error = "error", err.Error()
+	case res != nil && res.IsError:
+		rec.Outcome = "tool_error"
+	}
+	if res != nil {
+		if b, err := json.Marshal(res); err == nil {
+			rec.BytesOut = len(b)
+		}
+	}
+	return rec
+}
