@@ -227,13 +227,23 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 			}
 			return c.ss.CreateMessage(c.ctx, req.Params)
 		},
+		// Set so that the elicitation capability is advertised upstream;
+		// requests are answered by the middleware below.
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			c, err := g.caller(server, "elicitation", func(caps *mcp.ClientCapabilities) bool { return caps.Elicitation != nil })
-			if err != nil {
-				return nil, err
-			}
-			return c.ss.Elicit(c.ctx, req.Params)
+			return g.elicit(server, req)
 		},
+	})
+	// The SDK client checks a form elicitation's schema before its handler
+	// runs and refuses schemas other clients accept (e.g. a titled
+	// multi-select whose items carry "type" beside "anyOf"). The agent's
+	// client is the one to judge the schema, so the gateway relays it as is.
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if r, ok := req.(*mcp.ElicitRequest); ok && method == "elicitation/create" {
+				return g.elicit(server, r)
+			}
+			return next(ctx, method, req)
+		}
 	})
 	g.mu.Lock()
 	g.clients[server] = c
@@ -243,6 +253,15 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 		c.AddRoots(roots...)
 	}
 	return c
+}
+
+// elicit relays an elicitation request to the calling agent session.
+func (g *Gateway) elicit(server string, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	c, err := g.caller(server, "elicitation", func(caps *mcp.ClientCapabilities) bool { return caps.Elicitation != nil })
+	if err != nil {
+		return nil, err
+	}
+	return c.ss.Elicit(c.ctx, req.Params)
 }
 
 // Intercept relays progress and log notifications from a stdio server on the

@@ -4,12 +4,14 @@
 //
 // Usage:
 //   node client.mjs <url> <token> <tool> [json-args] [--progress] [--timeout=<ms>]
+//        [--read-resource=<uri>] [--get-prompt=<name> [--prompt-args=<json>]]
 //   node client.mjs <url> <token> <tool> [json-args] --expect-401
 //
 // Normal mode connects with "Authorization: Bearer <token>" (no header when <token> is empty), initializes,
 // lists tools (every page), calls <tool> with json-args (default {}), and prints ONE JSON line to stdout:
 //   {"tools": ["name", ...], "result": <CallToolResult>}
 // With --progress the call carries a progress token and the line also has "progress": [<notification params>...].
+// --read-resource adds "resource": <ReadResourceResult>; --get-prompt adds "prompt": <GetPromptResult>.
 // A tool result with isError: true is still a result: it is printed and the exit code is 0.
 // --timeout sets the per-request timeout (SDK default 60000 ms); progress notifications reset it.
 //
@@ -25,12 +27,18 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 
 function parseArgs(argv) {
     const positional = [];
-    const flags = { progress: false, expect401: false, timeout: undefined };
+    const flags = { progress: false, expect401: false, timeout: undefined, readResource: undefined, getPrompt: undefined, promptArgs: undefined };
     for (const arg of argv) {
         if (arg === '--progress') {
             flags.progress = true;
         } else if (arg === '--expect-401') {
             flags.expect401 = true;
+        } else if (arg.startsWith('--read-resource=')) {
+            flags.readResource = arg.slice('--read-resource='.length);
+        } else if (arg.startsWith('--get-prompt=')) {
+            flags.getPrompt = arg.slice('--get-prompt='.length);
+        } else if (arg.startsWith('--prompt-args=')) {
+            flags.promptArgs = JSON.parse(arg.slice('--prompt-args='.length));
         } else if (arg.startsWith('--timeout=')) {
             flags.timeout = Number(arg.slice('--timeout='.length));
             if (!Number.isInteger(flags.timeout) || flags.timeout <= 0) {
@@ -112,6 +120,12 @@ async function run(opts) {
         const out = { tools, result };
         if (opts.progress) {
             out.progress = progress;
+        }
+        if (opts.readResource !== undefined) {
+            out.resource = await client.readResource({ uri: opts.readResource }, requestOptions);
+        }
+        if (opts.getPrompt !== undefined) {
+            out.prompt = await client.getPrompt({ name: opts.getPrompt, arguments: opts.promptArgs ?? {} }, requestOptions);
         }
         return out;
     } finally {
