@@ -37,6 +37,8 @@ func FuzzResolve(f *testing.F) {
 		`{"loc": {"runCmd": "srv", "cwd": "/srv", "envs": {"A": "1"}}}`,
 		`{"tool": {"dirs": ["/a"], "n": 3, "f": 1.5, "b": true, "o": {"k": 1}, "tags": [{}], "key": "s", "envs": {"E": "e"}}}`,
 		`{"time": {}, "time": {}}`, `{"": {}}`, `{"x": {"runCmd": 1}}`,
+		`{"r": {"url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${HOME}", "X-Key": "k"}}}`,
+		`{"r": {"url": "http://127.0.0.1:1/mcp?x=1", "headers": {"A": "${NOPE"}}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -82,8 +84,17 @@ func checkResolved(t *testing.T, r *Resolved) {
 		if s.Name == "" || (i > 0 && r.Servers[i-1].Name == s.Name) {
 			t.Fatalf("empty or repeated name %q", s.Name)
 		}
-		if (len(s.Command) > 0) == (strings.TrimSpace(s.Shell) != "") {
+		if s.Kind == KindRemote {
+			if len(s.Command) > 0 || s.Shell != "" || s.URL == "" || strings.HasPrefix(s.Name, "github/") {
+				t.Fatalf("%s: bad remote spec %+v", s.Name, s)
+			}
+		} else if (len(s.Command) > 0) == (strings.TrimSpace(s.Shell) != "") {
 			t.Fatalf("%s: want exactly one of Command and Shell: %+v", s.Name, s)
+		}
+		for k, v := range s.Headers {
+			if s.Kind != KindRemote || !validToken(k) || !validHeaderValue(v) {
+				t.Fatalf("%s: bad header %q", s.Name, k)
+			}
 		}
 		for _, a := range append(slices.Clone(s.Command), s.Shell, s.Install, s.Dir) {
 			if strings.ContainsRune(a, 0) {
@@ -109,6 +120,7 @@ func checkResolved(t *testing.T, r *Resolved) {
 			if strings.HasPrefix(s.Name, "github/") || (s.Dir != "" && !filepath.IsAbs(s.Dir)) {
 				t.Fatalf("bad local spec %+v", s)
 			}
+		case KindRemote:
 		default:
 			t.Fatalf("%s: kind %q", s.Name, s.Kind)
 		}

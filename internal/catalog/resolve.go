@@ -23,6 +23,9 @@ type ResolveOptions struct {
 	// LookPath reports whether an executable is on PATH; it decides between an installed
 	// package bin and its runner (npx, uvx). nil means exec.LookPath.
 	LookPath func(string) (string, error)
+	// LookupEnv returns the gateway's environment variables, for ${VAR} in the headers of
+	// remote servers. nil means os.LookupEnv.
+	LookupEnv func(string) (string, bool)
 }
 
 // Resolved is a validated config.
@@ -42,6 +45,8 @@ var (
 // gives the same error.
 //
 // Each key is, in this order of precedence:
+//   - any key whose entry has url: a remote streamable-HTTP server (with optional headers);
+//     url together with runCmd, or on a github/ key, is an error.
 //   - "github/<owner>/<repo>": a GitHub server; runCmd is required.
 //   - any other key whose entry has runCmd (or run_cmd): a local server. This holds even when
 //     the key is also a catalog name: an explicit command is what the user asked for.
@@ -104,6 +109,9 @@ func (r *resolver) server(name string, raw json.RawMessage) (ServerSpec, error) 
 		return fail("", err)
 	}
 	fields := fieldMap(members)
+	if _, ok := fields["url"]; ok {
+		return r.remote(name, fields)
+	}
 	runCmd, hasRun, err := aliased(name, fields, "runCmd", "run_cmd")
 	if err != nil {
 		return ServerSpec{}, err

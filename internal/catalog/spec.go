@@ -1,5 +1,7 @@
 package catalog
 
+import "strings"
+
 // Kind says where a server in the mcp config comes from.
 type Kind string
 
@@ -11,10 +13,14 @@ const (
 	KindGitHub Kind = "github"
 	// KindLocal servers are any other key with a runCmd: Shell (and Install) run in Dir.
 	KindLocal Kind = "local"
+	// KindRemote servers are any key with a url: a streamable-HTTP MCP server the gateway
+	// connects to with Headers. Nothing is started; Command and Shell are empty.
+	KindRemote Kind = "remote"
 )
 
 // ServerSpec is one server to start, resolved from the mcp config: plain data with no JSON left
-// in it, so the supervisor never re-validates. Exactly one of Command and Shell is set.
+// in it, so the supervisor never re-validates. Exactly one of Command and Shell is set, except
+// for remote servers, which have URL instead.
 type ServerSpec struct {
 	Name string // the key in the mcp object, e.g. "time" or "github/acme/x"
 	Kind Kind
@@ -33,4 +39,28 @@ type ServerSpec struct {
 	// gateway's environment (minus GATEWAY_ACCESS_TOKEN) for this server only. The values are
 	// secrets: never log them. nil when there are none.
 	Env map[string]string
+	// URL is the streamable-HTTP endpoint of a remote server: absolute http or https, without
+	// credentials. Set for KindRemote only.
+	URL string
+	// Headers are sent with every request to a remote server, keyed by canonical header name,
+	// with ${VAR} references already replaced from the gateway's environment. The values are
+	// secrets (they usually hold an API key): never log them. nil when there are none.
+	Headers map[string]string
+}
+
+// Secrets returns the values of spec that must never reach a log or an error message: its env
+// values and header values, and for a header such as "Authorization: Bearer <key>" the bare
+// <key> too, since a server that echoes a credential rarely echoes its scheme with it.
+func (s ServerSpec) Secrets() []string {
+	out := make([]string, 0, len(s.Env)+2*len(s.Headers))
+	for _, v := range s.Env {
+		out = append(out, v)
+	}
+	for _, v := range s.Headers {
+		out = append(out, v)
+		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {
+			out = append(out, strings.TrimSpace(cred))
+		}
+	}
+	return out
 }
