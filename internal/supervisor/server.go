@@ -69,6 +69,11 @@ type Options struct {
 	// StableAfter is how long a server must stay up for its failures to be
 	// forgotten. Zero means 10s.
 	StableAfter time.Duration
+	// Intercept, if set, sees each notification from a stdio server on the
+	// transport's reader, before any later message is read, and reports
+	// whether it consumed it. The aggregator relays progress and log
+	// messages here so that they reach the agent before the call's result.
+	Intercept func(server string, n *jsonrpc.Request) bool
 	// MaxMessageBytes bounds one message from a server; a larger response
 	// fails its call and the server stays usable. Zero means
 	// DefaultMaxMessageBytes.
@@ -138,6 +143,19 @@ type Server struct {
 type instance struct {
 	proc *process
 	cs   *mcp.ClientSession
+	// ended is closed when the session's connection has ended, which is
+	// usually the process exiting, but can also be a server that closed its
+	// stdout and lives on: an instance that can no longer answer.
+	ended chan struct{}
+}
+
+func (in *instance) broken() bool {
+	select {
+	case <-in.ended:
+		return true
+	default:
+		return false
+	}
 }
 
 // New returns a supervisor for spec. Nothing runs until Run.
@@ -223,6 +241,17 @@ func (s *Server) Run(ctx context.Context) {
 			s.markStarted(nil)
 			select {
 			case <-inst.proc.done:
+			case <-inst.ended:
+				// Usually the process is exiting and its exit status follows
+				// in a moment. If it lives on without a session (it closed
+				// its stdout), it would only keep failing calls: end it and
+				// start a fresh one.
+				select {
+				case <-inst.proc.done:
+				case <-time.After(time.Second):
+					s.log.Warn().Msg("session with the server ended but its process lives on; stopping it")
+					s.stopProc(inst.proc)
+				}
 			case <-ctx.Done():
 				s.stop(inst)
 				return
@@ -351,7 +380,11 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 	s.mu.Unlock()
 	s.log.Info().Int("pid", proc.pid()).Msg("server process started")
 
-	t := &lineTransport{r: proc.stdout, w: proc.stdin, maxBytes: s.opts.MaxMessageBytes, noise: func(line []byte) {
+	var intercept func(*jsonrpc.Request) bool
+	if s.opts.Intercept != nil {
+		intercept = func(n *jsonrpc.Request) bool { return s.opts.Intercept(s.spec.Name, n) }
+	}
+	t := &lineTransport{r: proc.stdout, w: proc.stdin, maxBytes: s.opts.MaxMessageBytes, intercept: intercept, noise: func(line []byte) {
 		s.log.Warn().Str("stream", "stdout-noise").Msg(s.opts.Redact(string(line)))
 	}}
 	cctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
@@ -375,11 +408,15 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 		}
 		return nil, withTail(fmt.Errorf("mcp handshake: %w", err), proc.tail.last(5))
 	}
-	inst := &instance{proc: proc, cs: cs}
+	inst := &instance{proc: proc, cs: cs, ended: make(chan struct{})}
+	go func() {
+		_ = cs.Wait()
+		close(inst.ended)
+	}()
 	if s.opts.OnReady != nil {
 		if err := s.opts.OnReady(cctx, s, cs); err != nil {
-			cs.Close()
 			s.stopProc(proc)
+			cs.Close()
 			return nil, withTail(err, proc.tail.last(5))
 		}
 	}
@@ -392,9 +429,12 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 	return inst, nil
 }
 
+// stop ends an instance: the process first, because ClientSession.Close
+// waits for the calls in flight, and a call to a server that is busy (or
+// hung) ends only when its process does.
 func (s *Server) stop(inst *instance) {
-	inst.cs.Close()
 	s.stopProc(inst.proc)
+	inst.cs.Close()
 }
 
 func (s *Server) stopProc(p *process) {
@@ -444,7 +484,11 @@ func (s *Server) session(ctx context.Context) (*instance, error) {
 		s.mu.Unlock()
 		switch st {
 		case StateReady:
-			return cur, nil
+			// The process may have died a moment before Run noticed: wait for
+			// the restart rather than hand out a session that can only fail.
+			if !cur.proc.exited() && !cur.broken() {
+				return cur, nil
+			}
 		case StateFailed:
 			return nil, fmt.Errorf("%w: failed: %s", ErrUnavailable, lastErr)
 		case StateStopped:

@@ -127,7 +127,9 @@ func TestNoiseOnStdoutKeepsSession(t *testing.T) {
 
 func TestLargeResults(t *testing.T) {
 	s, _ := runServer(t, fixture.Options{}, Options{MaxMessageBytes: 12 << 20})
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Generous: a race-built fixture encodes 10 and 13 MiB slowly, and
+	// slower still on a loaded machine (32s seen).
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	res, err := call(ctx, s, "big", map[string]any{"bytes": 10 << 20})
 	if err != nil {

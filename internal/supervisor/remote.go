@@ -1,0 +1,516 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+)
+
+// RemoteOptions configure how remote servers are reached. They parallel
+// Options; the zero value works.
+type RemoteOptions struct {
+	// Logger receives lifecycle events.
+	Logger zerolog.Logger
+	// ConnectTimeout bounds the MCP handshake of one connection, including
+	// OnReady. Zero means 30s.
+	ConnectTimeout time.Duration
+	// NewClient returns the MCP client used to talk to the named server; the
+	// aggregator uses it to receive that server's notifications. If nil, a
+	// plain client is used.
+	NewClient func(server string) *mcp.Client
+	// OnReady is called after every successful connection with the new
+	// session, from the supervising goroutine, before the session is handed
+	// to callers. The aggregator lists the server's tools here.
+	OnReady func(ctx context.Context, r *Remote, cs *mcp.ClientSession) error
+	// Redact, if set, is applied to every message that quotes the remote
+	// (errors, log lines), so header values never reach a log.
+	Redact func(string) string
+	// Backoff between reconnections, as for Options: MinBackoff (zero:
+	// 100ms) doubling per fast failure up to MaxBackoff (zero: 30s).
+	MinBackoff, MaxBackoff time.Duration
+	// FailAfter fast failures in a row mark the server failed. Zero means 5.
+	FailAfter int
+	// StableAfter is how long a session must last for its failures to be
+	// forgotten. Zero means 10s.
+	StableAfter time.Duration
+}
+
+func (o *RemoteOptions) defaults() {
+	if o.ConnectTimeout == 0 {
+		o.ConnectTimeout = 30 * time.Second
+	}
+	if o.NewClient == nil {
+		o.NewClient = func(string) *mcp.Client {
+			return mcp.NewClient(&mcp.Implementation{Name: "mcp-gateway", Version: "1"}, nil)
+		}
+	}
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
+	}
+	if o.MinBackoff == 0 {
+		o.MinBackoff = 100 * time.Millisecond
+	}
+	if o.MaxBackoff == 0 {
+		o.MaxBackoff = 30 * time.Second
+	}
+	if o.FailAfter == 0 {
+		o.FailAfter = 5
+	}
+	if o.StableAfter == 0 {
+		o.StableAfter = 10 * time.Second
+	}
+}
+
+// Remote supervises one remote MCP server reached over streamable HTTP. It
+// offers what Server offers for a stdio child (Run, WaitStarted, Do, Status,
+// the same states) so the gateway merges both alike. Where a child exits, a
+// remote loses its session: the remote restarted or expired it (HTTP 404),
+// or became unreachable. Remote then connects again with the same backoff
+// and failure rules as a crashed child. All methods are safe for concurrent
+// use.
+type Remote struct {
+	spec catalog.ServerSpec
+	opts RemoteOptions
+	log  zerolog.Logger
+	// base carries every request (a clone of http.DefaultTransport, so its
+	// idle connections can be closed when Run returns).
+	base  *http.Transport
+	where string // the URL without its query, for messages
+
+	mu       sync.Mutex
+	state    State
+	changed  chan struct{} // closed and replaced on every state change
+	cur      *remoteSession
+	restarts int
+	lastExit string
+	lastErr  string
+	started  chan struct{}
+	startErr error
+}
+
+// NewRemote returns a supervisor for a KindRemote spec. Nothing connects
+// until Run.
+func NewRemote(spec catalog.ServerSpec, opts RemoteOptions) *Remote {
+	opts.defaults()
+	return &Remote{
+		spec:    spec,
+		opts:    opts,
+		log:     opts.Logger.With().Str("server", spec.Name).Logger(),
+		base:    http.DefaultTransport.(*http.Transport).Clone(),
+		where:   safeURL(spec.URL),
+		state:   StateStarting,
+		changed: make(chan struct{}),
+		started: make(chan struct{}),
+	}
+}
+
+// safeURL drops the query and fragment, which may hold a key, so that the
+// URL can appear in errors and logs.
+func safeURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "the remote"
+	}
+	u.RawQuery, u.Fragment, u.User = "", "", nil
+	return u.String()
+}
+
+// Name is the server's key in the mcp config.
+func (r *Remote) Name() string { return r.spec.Name }
+
+// Spec returns the spec the remote was created from.
+func (r *Remote) Spec() catalog.ServerSpec { return r.spec }
+
+// Status returns the remote's current state. PID is always 0.
+func (r *Remote) Status() Status {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return Status{Name: r.spec.Name, State: r.state, Restarts: r.restarts, LastExit: r.lastExit, LastError: r.lastErr}
+}
+
+func (r *Remote) setStateLocked(st State) {
+	r.state = st
+	close(r.changed)
+	r.changed = make(chan struct{})
+}
+
+// WaitStarted blocks until the first connection has succeeded or failed, or
+// ctx is done.
+func (r *Remote) WaitStarted(ctx context.Context) error {
+	select {
+	case <-r.started:
+		return r.startErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *Remote) markStarted(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.started:
+	default:
+		r.startErr = err
+		close(r.started)
+	}
+}
+
+// Run connects to the remote and keeps a session to it until ctx is done,
+// connecting again with backoff whenever the session is lost. It returns
+// once the last session is closed.
+func (r *Remote) Run(ctx context.Context) {
+	defer func() {
+		r.mu.Lock()
+		r.cur = nil
+		r.setStateLocked(StateStopped)
+		r.mu.Unlock()
+		r.markStarted(errors.New("stopped"))
+		r.base.CloseIdleConnections()
+	}()
+	failures := 0
+	for {
+		begin := time.Now()
+		sess, err := r.connect(ctx)
+		if err == nil {
+			r.markStarted(nil)
+			err = r.hold(ctx, sess)
+			if ctx.Err() != nil {
+				return
+			}
+			r.log.Warn().Str("reason", err.Error()).Dur("uptime", time.Since(begin)).Msg("remote session lost; reconnecting")
+			r.mu.Lock()
+			r.lastExit = firstLine(err.Error())
+			r.mu.Unlock()
+		} else {
+			if ctx.Err() != nil {
+				return
+			}
+			r.log.Warn().Str("error", err.Error()).Msg("remote server failed to connect")
+			r.markStarted(err)
+		}
+		if time.Since(begin) >= r.opts.StableAfter {
+			failures = 0
+		}
+		failures++
+		r.mu.Lock()
+		r.cur = nil
+		r.restarts++
+		r.lastErr = firstLine(err.Error())
+		if failures >= r.opts.FailAfter {
+			r.setStateLocked(StateFailed)
+		} else {
+			r.setStateLocked(StateRestarting)
+		}
+		r.mu.Unlock()
+		select {
+		case <-time.After(jittered(r.opts.MinBackoff, r.opts.MaxBackoff, failures)):
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// jittered returns the delay before the next attempt: exponential in the
+// number of fast failures, with jitter so that servers failing for a shared
+// reason do not retry in lockstep.
+func jittered(lo, hi time.Duration, failures int) time.Duration {
+	d := lo << min(failures-1, 20)
+	if d > hi || d <= 0 {
+		d = hi
+	}
+	return d/2 + rand.N(d/2+1)
+}
+
+// remoteSession is one MCP session with the remote. It ends when the SDK
+// connection fails (its standalone SSE stream could not be resumed, or a
+// request met 404) or when a call finds it broken.
+type remoteSession struct {
+	cs *mcp.ClientSession
+	rt *remoteTransport
+	// ended is closed when the SDK connection is over; waitErr says why.
+	ended   chan struct{}
+	waitErr error
+	// broken is closed by markBroken when we decide the session is dead
+	// before the SDK does (a 404, an unreachable remote).
+	once     sync.Once
+	broken   chan struct{}
+	breakErr error
+}
+
+// markBroken ends the session; the first reason wins.
+func (s *remoteSession) markBroken(err error) {
+	s.once.Do(func() {
+		s.breakErr = err
+		close(s.broken)
+	})
+}
+
+// errSessionGone is why a session ends when the remote answered 404 for it:
+// it restarted, or expired the session.
+var errSessionGone = errors.New("the remote no longer knows the session (HTTP 404: restarted or expired)")
+
+// connect opens a session and runs OnReady. Errors say what the remote
+// answered, in words: an HTTP status, "unreachable", or a timeout.
+func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
+	sess := &remoteSession{broken: make(chan struct{})}
+	sess.rt = &remoteTransport{base: r.base, headers: r.spec.Headers, gone: func() { sess.markBroken(errSessionGone) }}
+	tr := &mcp.StreamableClientTransport{Endpoint: r.spec.URL, HTTPClient: &http.Client{Transport: sess.rt}}
+	cctx, cancel := context.WithTimeout(ctx, r.opts.ConnectTimeout)
+	defer cancel()
+	cs, err := r.opts.NewClient(r.spec.Name).Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		if ctx.Err() == nil && cctx.Err() != nil {
+			return nil, r.clean(fmt.Errorf("%s: no MCP handshake within %s", r.where, r.opts.ConnectTimeout))
+		}
+		return nil, r.clean(r.describe(sess.rt, fmt.Errorf("mcp handshake: %w", err)))
+	}
+	sess.cs = cs
+	sess.ended = make(chan struct{})
+	go func() {
+		sess.waitErr = cs.Wait()
+		close(sess.ended)
+	}()
+	if r.opts.OnReady != nil {
+		if err := r.opts.OnReady(cctx, r, cs); err != nil {
+			cs.Close()
+			return nil, r.clean(r.describe(sess.rt, err))
+		}
+	}
+	r.mu.Lock()
+	r.cur = sess
+	r.lastErr = ""
+	r.setStateLocked(StateReady)
+	r.mu.Unlock()
+	r.log.Info().Str("url", r.where).Msg("remote server ready")
+	return sess, nil
+}
+
+// hold waits until sess ends or ctx is done, then closes it and says why it
+// ended.
+func (r *Remote) hold(ctx context.Context, sess *remoteSession) error {
+	var err error
+	select {
+	case <-ctx.Done():
+	case <-sess.broken:
+		err = sess.breakErr
+	case <-sess.ended:
+		err = sess.waitErr
+		if err == nil {
+			err = errors.New("the remote closed the session")
+		}
+		err = r.describe(sess.rt, err)
+	}
+	r.mu.Lock()
+	if r.cur == sess {
+		r.cur = nil
+		if ctx.Err() == nil {
+			r.setStateLocked(StateRestarting)
+		}
+	}
+	r.mu.Unlock()
+	sess.cs.Close()
+	<-sess.ended
+	if err != nil {
+		err = r.clean(err)
+	}
+	return err
+}
+
+// describe rewrites a failed exchange with the remote in terms of what the
+// HTTP layer saw: a 401/403 is a header problem, a transport error means
+// the remote is unreachable. Other errors are returned as they are.
+func (r *Remote) describe(rt *remoteTransport, err error) error {
+	status, rtErr := rt.last()
+	switch {
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return fmt.Errorf("%s answered %d %s: check the server's headers (credentials)", r.where, status, http.StatusText(status))
+	case status != 0:
+		return fmt.Errorf("%s answered %d %s: %w", r.where, status, http.StatusText(status), err)
+	case rtErr != nil:
+		return fmt.Errorf("%s unreachable: %w", r.where, rtErr)
+	}
+	return err
+}
+
+// clean redacts an error's message. The chain is dropped: these errors end
+// in logs and in messages for agents, never in errors.Is checks.
+func (r *Remote) clean(err error) error {
+	return errors.New(r.opts.Redact(err.Error()))
+}
+
+// session returns the live session, waiting while the remote connects or
+// reconnects; not, if non-nil, is a session known to be dead and is waited
+// past. A failed remote fails at once.
+func (r *Remote) session(ctx context.Context, not *remoteSession) (*remoteSession, error) {
+	for {
+		r.mu.Lock()
+		st, cur, changed, lastErr := r.state, r.cur, r.changed, r.lastErr
+		r.mu.Unlock()
+		switch {
+		case st == StateReady && cur != nil && cur != not:
+			return cur, nil
+		case st == StateFailed:
+			return nil, fmt.Errorf("%w: failed: %s", ErrUnavailable, lastErr)
+		case st == StateStopped:
+			return nil, fmt.Errorf("%w: stopped", ErrUnavailable)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			if lastErr != "" {
+				return nil, fmt.Errorf("%w: still %s after: %s", ErrUnavailable, st, lastErr)
+			}
+			return nil, fmt.Errorf("%w: still %s: %w", ErrUnavailable, st, ctx.Err())
+		}
+	}
+}
+
+// Do runs fn with a live session, waiting (within ctx) while the remote
+// connects. An error the remote returned (a JSON-RPC error) is passed
+// through as is. When the remote answers 404 for the session (it restarted
+// or expired the session), Do waits for a new session and runs fn once
+// more: a 404 means the request was not processed, so repeating it is safe.
+// When the remote is unreachable, the call fails with an error saying so
+// and the session is replaced with backoff.
+func (r *Remote) Do(ctx context.Context, fn func(cs *mcp.ClientSession) error) error {
+	sess, err := r.session(ctx, nil)
+	if err != nil {
+		return &CallError{Server: r.spec.Name, Err: err}
+	}
+	err = fn(sess.cs)
+	if err == nil {
+		return nil
+	}
+	if sess.rt.sessionGone() || errors.Is(err, mcp.ErrSessionMissing) {
+		sess.markBroken(errSessionGone)
+		r.log.Info().Msg("remote session expired; re-initializing and retrying the call")
+		next, err := r.session(ctx, sess)
+		if err != nil {
+			return &CallError{Server: r.spec.Name, Err: fmt.Errorf("session expired and no new session: %w", err)}
+		}
+		sess = next
+		if err = fn(sess.cs); err == nil {
+			return nil
+		}
+	}
+	rejected := errors.Is(err, &jsonrpc.Error{Code: codeRejected}) // *jsonrpc.Error matches by code
+	var wire *jsonrpc.Error
+	if ctx.Err() != nil || (!rejected && errors.As(err, &wire)) {
+		return err
+	}
+	status, rtErr := sess.rt.last()
+	switch {
+	case rtErr != nil || status == http.StatusUnauthorized || status == http.StatusForbidden:
+		// Unreachable, or the credentials stopped working: this session is
+		// useless. Replace it (with backoff) and say why in words.
+		failed := r.clean(r.describe(sess.rt, err))
+		sess.markBroken(failed)
+		return &CallError{Server: r.spec.Name, Err: failed}
+	case rejected:
+		// The remote refused this request with an HTTP error (a 5xx, a 429)
+		// that leaves the session usable.
+		return &CallError{Server: r.spec.Name, Err: r.clean(r.describe(sess.rt, err))}
+	}
+	// Neither an answer nor an HTTP failure: give the SDK a moment to report
+	// a dead connection. A session still alive after that only failed this
+	// call (the SDK refused a result, say) and is kept.
+	select {
+	case <-sess.ended:
+	case <-time.After(time.Second):
+		return &CallError{Server: r.spec.Name, Err: r.clean(err)}
+	}
+	failed := r.clean(r.describe(sess.rt, err))
+	sess.markBroken(failed)
+	return &CallError{Server: r.spec.Name, Err: failed}
+}
+
+// codeRejected is the JSON-RPC code the SDK gives a request its HTTP
+// transport could not deliver or got a non-2xx answer for ("rejected by
+// transport"). It is a *jsonrpc.Error but not an answer from the remote.
+const codeRejected = -32005
+
+// remoteTransport adds the server's headers to every request and remembers
+// what the last failed exchange looked like, so errors can say "401" or
+// "unreachable" instead of the SDK's wrapped text. It reports a 404 to a
+// request that carried a session id through gone: the session is over.
+type remoteTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+	gone    func()
+
+	mu        sync.Mutex
+	status    int   // status of the last non-2xx response, 0 if none
+	err       error // error of the last failed round trip, nil if none
+	goneSince bool
+}
+
+func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	if req.Method == http.MethodPost {
+		// A nil Idempotency-Key is not sent but lets net/http retry a POST
+		// that met a keep-alive connection the remote had just closed (load
+		// balancers close idle ones all the time). It retries only when no
+		// response byte arrived on a reused connection; without it the call
+		// would fail with a bare "EOF".
+		req.Header["Idempotency-Key"] = nil
+	}
+	resp, err := t.base.RoundTrip(req)
+	if req.Method == http.MethodDelete {
+		return resp, err // the end of a session says nothing about the remote
+	}
+	gone := false
+	t.mu.Lock()
+	switch {
+	case err != nil:
+		if req.Context().Err() == nil {
+			t.err, t.status = err, 0
+		}
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		t.err, t.status = nil, 0
+	default:
+		// Statuses of POSTs only: the standalone GET stream may be refused
+		// (405) by remotes that do not offer it, which is no failure.
+		if req.Method == http.MethodPost {
+			t.err, t.status = nil, resp.StatusCode
+		}
+		// A 404 for a known session means the remote lost it (the spec's
+		// "session terminated"); the gateway speaks a pinned protocol
+		// version that never answers 404 for anything else.
+		gone = resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != ""
+		t.goneSince = t.goneSince || gone
+	}
+	t.mu.Unlock()
+	if gone {
+		t.gone()
+	}
+	return resp, err
+}
+
+// last returns what the last failed exchange saw.
+func (t *remoteTransport) last() (status int, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.status, t.err
+}
+
+// sessionGone reports whether the remote answered 404 for the session.
+func (t *remoteTransport) sessionGone() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.goneSince
+}
