@@ -48,9 +48,9 @@ type CallRecord struct {
 	Tool     string        // the name the agent called
 	Duration time.Duration // from receipt to result
 	Outcome  string        // "ok", "tool_error" (isError result) or "error"
-	Error    string        // for "error": the message the agent got
+	Error    string        // for "error": the JSON-RPC code, never the message (it may quote values)
 	BytesIn  int           // size of the arguments as received
-	BytesOut int           // size of the result as JSON
+	BytesOut int           // size of the result's payload (see payloadBytes)
 }
 
 // Gateway is the merged server. Create it with New, register upstreams with
@@ -76,11 +76,9 @@ type Gateway struct {
 	tools     *named[*mcp.Tool]
 	prompts   *named[*mcp.Prompt]
 	res       *resourceSet
-	roots     []*mcp.Root // the union of the sessions' roots, pushed to upstreams
-	// Per-session settings mirrored upstream (see session.go).
-	sessionRoots map[*mcp.ServerSession][]*mcp.Root
-	levels       map[*mcp.ServerSession]mcp.LoggingLevel
-	upLevel      mcp.LoggingLevel
+	// Per-session log levels, mirrored upstream (see session.go).
+	levels  map[*mcp.ServerSession]mcp.LoggingLevel
+	upLevel mcp.LoggingLevel
 }
 
 // Sentinels registered with the SDK server only so that re-adding one makes
@@ -134,8 +132,7 @@ func New(opts Options) *Gateway {
 		// forward the subscription to the owning server.
 		SubscribeHandler:        g.subscribe,
 		UnsubscribeHandler:      g.unsubscribe,
-		InitializedHandler:      func(ctx context.Context, req *mcp.InitializedRequest) { g.refreshRoots(req.Session) },
-		RootsListChangedHandler: func(ctx context.Context, req *mcp.RootsListChangedRequest) { g.refreshRoots(req.Session) },
+		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { g.rootsChanged() },
 	})
 	g.announce(true, true, true)
 	// Requests are answered by middleware rather than Server.AddTool and

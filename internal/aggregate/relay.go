@@ -233,6 +233,7 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 			return g.elicit(server, req)
 		},
 	})
+	// roots/list is answered with the calling session's roots (listRoots).
 	// The SDK client checks a form elicitation's schema before its handler
 	// runs and refuses schemas other clients accept (e.g. a titled
 	// multi-select whose items carry "type" beside "anyOf"). The agent's
@@ -242,16 +243,15 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 			if r, ok := req.(*mcp.ElicitRequest); ok && method == "elicitation/create" {
 				return g.elicit(server, r)
 			}
+			if method == "roots/list" {
+				return g.listRoots(server)
+			}
 			return next(ctx, method, req)
 		}
 	})
 	g.mu.Lock()
 	g.clients[server] = c
-	roots := g.roots
 	g.mu.Unlock()
-	if len(roots) > 0 {
-		c.AddRoots(roots...)
-	}
 	return c
 }
 

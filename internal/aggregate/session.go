@@ -2,90 +2,57 @@ package aggregate
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Per-session state the gateway mirrors upstream: the agents' roots and log
-// levels. Upstreams are shared by every session, so what they get is the
-// union of the sessions' roots and the most verbose level any session asked
-// for; the SDK then filters log messages per session.
+// Per-session state the gateway mirrors upstream: roots and log levels.
+// Upstreams are shared by every session: a server asking for roots gets the
+// roots of the session it is working for, and the log level upstream is the
+// most verbose any session asked for; the SDK then filters log messages per
+// session.
 
 var levelOrder = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
-// refreshRoots asks a session for its roots and pushes the union of all
-// sessions' roots to every upstream client (which tells its server with
-// roots/list_changed). It runs in the background: the session may only be
-// able to answer once its client has opened a stream.
-func (g *Gateway) refreshRoots(ss *mcp.ServerSession) {
-	ip := ss.InitializeParams()
-	if ip == nil || ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil {
-		return
+// sentinelRoot is added to upstream clients only to make the SDK send
+// notifications/roots/list_changed; roots/list itself is answered by
+// listRoots, so no server ever sees it.
+var sentinelRoot = &mcp.Root{URI: "mcp-gateway-internal://roots-changed"}
+
+// listRoots answers a server's roots/list with the roots of the agent
+// session whose call the server is handling (see inflight.latest), asked on
+// that call's stream so it reaches the client even without a GET stream.
+// Outside any call, or for a client without roots, the list is empty.
+func (g *Gateway) listRoots(server string) (*mcp.ListRootsResult, error) {
+	c, _ := g.calls.latest(server)
+	if c == nil || c.ss == nil || c.ctx.Err() != nil {
+		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
 	}
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		res, err := ss.ListRoots(ctx, nil)
-		if err != nil {
-			g.log.Debug().Err(err).Str("session", ss.ID()).Msg("roots/list")
-			return
-		}
-		g.mu.Lock()
-		if g.sessionRoots == nil {
-			g.sessionRoots = make(map[*mcp.ServerSession][]*mcp.Root)
-		}
-		g.sessionRoots[ss] = res.Roots
-		live := make(map[*mcp.ServerSession]bool)
-		for s := range g.server.Sessions() {
-			live[s] = true
-		}
-		var union []*mcp.Root
-		seen := make(map[string]bool)
-		for s, roots := range g.sessionRoots {
-			if !live[s] {
-				delete(g.sessionRoots, s)
-				continue
-			}
-			for _, r := range roots {
-				if r != nil && !seen[r.URI] {
-					seen[r.URI] = true
-					union = append(union, r)
-				}
-			}
-		}
-		slices.SortFunc(union, func(a, b *mcp.Root) int {
-			if a.URI < b.URI {
-				return -1
-			}
-			if a.URI > b.URI {
-				return 1
-			}
-			return 0
-		})
-		old := g.roots
-		g.roots = union
-		clients := make([]*mcp.Client, 0, len(g.clients))
-		for _, c := range g.clients {
-			clients = append(clients, c)
-		}
-		g.mu.Unlock()
-		var gone []string
-		for _, r := range old {
-			if !seen[r.URI] {
-				gone = append(gone, r.URI)
-			}
-		}
-		for _, c := range clients {
-			if len(gone) > 0 {
-				c.RemoveRoots(gone...)
-			}
-			if len(union) > 0 {
-				c.AddRoots(union...)
-			}
-		}
-	}()
+	if ip := c.ss.InitializeParams(); ip != nil && (ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil) {
+		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
+	}
+	res, err := c.ss.ListRoots(c.ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("roots/list of the calling session: %w", err)
+	}
+	return res, nil
+}
+
+// rootsChanged tells every server that the roots may have changed, when an
+// agent says its roots changed.
+func (g *Gateway) rootsChanged() {
+	g.mu.RLock()
+	clients := make([]*mcp.Client, 0, len(g.clients))
+	for _, c := range g.clients {
+		clients = append(clients, c)
+	}
+	g.mu.RUnlock()
+	for _, c := range clients {
+		c.AddRoots(sentinelRoot)
+	}
 }
 
 // pushLogLevel records a session's logging/setLevel and, when the most
