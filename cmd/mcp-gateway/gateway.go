@@ -32,14 +32,15 @@ type gateway struct {
 	log      zerolog.Logger
 	token    string
 	agg      *aggregate.Gateway
-	servers  []*supervisor.Server
+	servers  []upstream
 	ready    atomic.Bool
 	stopping atomic.Bool
 }
 
 // upstream is one server as the gateway runs it: a stdio child under a
-// supervisor.Server today; any kind of upstream that can be run, waited for,
-// called and reported on fits.
+// supervisor.Server, or a streamable-HTTP server under a supervisor.Remote;
+// any kind of upstream that can be run, waited for, called and reported on
+// fits.
 type upstream interface {
 	aggregate.Upstream
 	// Run keeps the upstream available until ctx is done.
@@ -76,9 +77,7 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: auditLog(log)})
 	secrets := []string{token}
 	for _, sp := range specs {
-		for _, v := range sp.Env {
-			secrets = append(secrets, v)
-		}
+		secrets = append(secrets, sp.Secrets()...)
 	}
 	red := redact.New(secrets...)
 	opts := supervisor.Options{
@@ -87,15 +86,31 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 		ServersDir:   set.ServersDir,
 		CloneBaseURL: os.Getenv("MCP_GATEWAY_GITHUB_BASE_URL"),
 		NewClient:    g.agg.NewClient,
+		Intercept:    g.agg.Intercept,
 		OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession) error {
 			return g.agg.Sync(ctx, s.Name(), cs)
 		},
-		Redact: red.String,
+		Redact:     red.String,
+		MaxBackoff: set.MaxBackoff,
+	}
+	remoteOpts := supervisor.RemoteOptions{
+		Logger:    log,
+		NewClient: g.agg.NewClient,
+		OnReady: func(ctx context.Context, r *supervisor.Remote, cs *mcp.ClientSession) error {
+			return g.agg.Sync(ctx, r.Name(), cs)
+		},
+		Redact:     red.String,
+		MaxBackoff: set.MaxBackoff,
 	}
 	for _, sp := range specs {
-		s := supervisor.New(sp, opts)
-		g.servers = append(g.servers, s)
-		g.agg.Add(s)
+		var u upstream
+		if sp.Kind == catalog.KindRemote {
+			u = supervisor.NewRemote(sp, remoteOpts)
+		} else {
+			u = supervisor.New(sp, opts)
+		}
+		g.servers = append(g.servers, u)
+		g.agg.Add(u)
 	}
 	return g
 }
@@ -105,12 +120,7 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 // stops everything it started and returns an error naming the servers.
 func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary)) error {
 	began := time.Now()
-	srv := &http.Server{
-		Handler:           g.handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       5 * time.Minute,
-		ErrorLog:          nil,
-	}
+	srv := g.set.Limits.server(g.handler())
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
 
@@ -210,8 +220,22 @@ func (g *gateway) shutdown(srv *http.Server) {
 		_ = srv.Shutdown(ctx)
 		close(done)
 	}()
+	// ServerSession.Close waits for the session's running handlers, and a
+	// tool call runs until its server answers, which may be never until
+	// the servers are stopped after this: close concurrently, and wait no
+	// longer than the grace period.
+	var closing sync.WaitGroup
 	for ss := range g.agg.Server().Sessions() {
-		ss.Close()
+		closing.Go(func() { ss.Close() })
+	}
+	closed := make(chan struct{})
+	go func() {
+		closing.Wait()
+		close(closed)
+	}()
+	select {
+	case <-closed:
+	case <-ctx.Done():
 	}
 	select {
 	case <-done:
@@ -221,7 +245,13 @@ func (g *gateway) shutdown(srv *http.Server) {
 }
 
 func (g *gateway) handler() http.Handler {
-	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.agg.Server() }, &mcp.StreamableHTTPOptions{})
+	// No SessionTimeout: sessions are bounded by count (sessions.go), never
+	// closed for idleness, so they survive a paused sandbox.
+	streamable := newSessionLimit(g.set.MaxSessions, g.agg.Server(), g.log).wrap(
+		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.agg.Server() },
+			&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: g.set.Limits.withDefaults().MaxBodyBytes}))
+	// Bodies are read, bounded and checked as JSON-RPC before the SDK (protocol.go).
+	guarded := rpcGuard{limits: g.set.Limits, next: streamable}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", auth.Bearer(g.token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !g.ready.Load() || g.stopping.Load() {
@@ -231,7 +261,7 @@ func (g *gateway) handler() http.Handler {
 			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"mcp-gateway is starting or stopping; retry shortly"}}` + "\n"))
 			return
 		}
-		streamable.ServeHTTP(w, r)
+		guarded.ServeHTTP(w, r)
 	})))
 	mux.HandleFunc("GET /health", g.health)
 	return mux

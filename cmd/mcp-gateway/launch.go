@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -107,7 +108,10 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--startup-timeout", set.StartupTimeout.String(),
 		"--shutdown-grace", set.ShutdownGrace.String(),
 		"--log-level", set.LogLevel,
+		"--max-sessions", strconv.Itoa(set.MaxSessions),
+		"--max-backoff", set.MaxBackoff.String(),
 	)
+	cmd.Args = append(cmd.Args, set.Limits.args()...)
 	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)
 	cmd.Stdin = bootR
 	cmd.Stdout, cmd.Stderr = logf, logf

@@ -17,6 +17,7 @@ import (
 )
 
 func main() {
+	keepInheritedFDs()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -58,6 +59,7 @@ const usage = `mcp-gateway runs MCP servers and serves their tools as one MCP en
 Usage:
   mcp-gateway --config '<json>' [flags]   start in the background; exit 0 once ready (what the SDKs run)
   mcp-gateway serve [--config ...] [flags] run in the foreground (no config: the built-in sandbox server)
+  mcp-gateway stdio [--config ...] [flags] serve the merged server on stdin/stdout (for clients that launch commands)
   mcp-gateway catalog [--json]            list the servers known by name
   mcp-gateway pull <name>...              pre-install catalog servers (template build time)
   mcp-gateway builtin sandbox             run the built-in sandbox MCP server on stdio
@@ -79,6 +81,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runServe(ctx, rest, stdout, stderr)
 	case "launch":
 		return runLaunch(ctx, rest, stdout, stderr)
+	case "stdio":
+		return runStdio(ctx, rest, os.Stdin, stdout, stderr)
 	case "catalog":
 		return runCatalog(rest, stdout, stderr)
 	case "pull":

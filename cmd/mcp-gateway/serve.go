@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime/pprof"
 
 	"github.com/rs/zerolog"
 
@@ -121,6 +122,8 @@ func runDaemon(ctx context.Context, set *settings) error {
 		report(readyMsg{Error: err.Error()})
 		return err
 	}
+	stopProfile := startProfile(log)
+	defer stopProfile()
 	err = daemonMain(ctx, set, log, lock, report)
 	if err != nil {
 		log.Error().Err(err).Msg("gateway failed")
@@ -149,6 +152,46 @@ func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os
 	log.Info().Str("listen", set.Listen).Int("pid", os.Getpid()).Int("servers", len(specs)).Msg("gateway starting")
 	g := newGateway(set, specs, boot.Token, log)
 	return g.run(ctx, ln, func(s summary) { report(readyMsg{OK: true, Summary: s}) })
+}
+
+// envCPUProfile names a file the background gateway writes a CPU profile to,
+// from start until shutdown, and at shutdown an allocation profile to the same
+// path plus ".allocs". It is for the benchmark (bench/, issue 6): profiling
+// the real daemon under real load needs no debug flag or HTTP endpoint.
+const envCPUProfile = "MCP_GATEWAY_CPUPROFILE"
+
+// startProfile starts the profile asked for by envCPUProfile, if any, and
+// returns the function that ends it. The variable is removed from the
+// environment so that no server inherits it. A failure is logged, not fatal.
+func startProfile(log zerolog.Logger) (stop func()) {
+	path := os.Getenv(envCPUProfile)
+	os.Unsetenv(envCPUProfile)
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err == nil {
+		if err = pprof.StartCPUProfile(f); err != nil {
+			f.Close()
+		}
+	}
+	if err != nil {
+		log.Warn().Err(err).Msg("cpu profile not started")
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		a, err := os.Create(path + ".allocs")
+		if err != nil {
+			log.Warn().Err(err).Msg("allocation profile not written")
+			return
+		}
+		defer a.Close()
+		if err := pprof.Lookup("allocs").WriteTo(a, 0); err != nil {
+			log.Warn().Err(err).Msg("allocation profile not written")
+		}
+	}
 }
 
 // newLogger returns a zerolog logger writing one JSON object per line.

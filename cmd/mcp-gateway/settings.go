@@ -26,6 +26,13 @@ type settings struct {
 	StartupTimeout time.Duration
 	ShutdownGrace  time.Duration
 	LogLevel       string
+	// MaxSessions bounds agent sessions by count; the least recently used
+	// is closed beyond it. Sessions never expire on idle time.
+	MaxSessions int
+	// MaxBackoff is the longest wait between restarts of a crashing server.
+	MaxBackoff time.Duration
+	// Limits bound HTTP requests and connections (limits.go).
+	Limits httpLimits
 }
 
 // Defaults of the contract (../shared/seeds: port 50005, /etc/mcp-gateway).
@@ -52,6 +59,9 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.StartupTimeout, "startup-timeout", defaultStartupTimeout, "how long servers may take to become ready")
 	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", 5*time.Second, "how long shutdown waits for sessions and servers")
 	fs.StringVar(&s.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.IntVar(&s.MaxSessions, "max-sessions", defaultMaxSessions, "most agent sessions kept; beyond it the least recently used one is closed (sessions never expire on idle time)")
+	fs.DurationVar(&s.MaxBackoff, "max-backoff", 30*time.Second, "longest wait between restarts of a crashing server")
+	s.Limits.register(fs)
 }
 
 // parseFlags parses args into a new settings value.
@@ -77,6 +87,15 @@ func parseFlags(name string, args []string, stderr io.Writer, extra func(*flag.F
 	}
 	if s.StartupTimeout <= 0 {
 		return nil, nil, &usageError{"--startup-timeout must be positive"}
+	}
+	if s.MaxSessions <= 0 {
+		return nil, nil, &usageError{"--max-sessions must be positive"}
+	}
+	if s.MaxBackoff <= 0 {
+		return nil, nil, &usageError{"--max-backoff must be positive"}
+	}
+	if err := s.Limits.check(); err != nil {
+		return nil, nil, &usageError{err.Error()}
 	}
 	return s, fs, nil
 }

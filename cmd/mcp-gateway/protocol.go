@@ -1,0 +1,258 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// rpcGuard stands in front of the SDK's streamable HTTP handler and makes
+// every refusal of a POST a JSON-RPC error with the right code:
+//
+//   - it reads the body itself, within the body size and time limits (413,
+//     408), so a client cannot hold memory or a connection with a body;
+//   - it answers malformed JSON with -32700 and messages that are not
+//     JSON-RPC 2.0 with -32600 (the SDK says "malformed payload" in plain
+//     text for both, and takes {"id":1.5} for id 1 and {"id":2} for a
+//     response);
+//   - it turns the SDK's remaining plain-text 400s (unknown method, missing
+//     params, id on a notification, ...) into JSON-RPC error bodies with
+//     the request's id. Besides the code, this keeps clients working: the Go
+//     SDK client treats a 4xx with a JSON-RPC error body as that call's
+//     failure, but a plain-text 4xx as a broken connection.
+//
+// Methods, sessions and everything after the envelope stay the SDK's. GET
+// and DELETE pass through untouched.
+type rpcGuard struct {
+	limits httpLimits
+	next   http.Handler
+}
+
+func (g rpcGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		g.next.ServeHTTP(w, r)
+		return
+	}
+	body, err := g.limits.readBody(w, r)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("request body exceeds %d bytes (--max-body-bytes)", g.limits.withDefaults().MaxBodyBytes))
+		return
+	case errors.Is(err, errBodyTimeout):
+		writeRPCError(w, http.StatusRequestTimeout, nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("request body not received within %s (--body-timeout)", g.limits.withDefaults().BodyTimeout))
+		return
+	case err != nil:
+		// The client went away mid-body; nobody reads the answer.
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, err.Error())
+		return
+	}
+	r.Body = http.NoBody
+	if len(body) > 0 {
+		r.Body = readCloser{bytes.NewReader(body)}
+	}
+	r.ContentLength = int64(len(body))
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt != "application/json" {
+		g.next.ServeHTTP(w, r) // the SDK answers 415
+		return
+	}
+	id, rpcErr := checkEnvelope(body)
+	if rpcErr != nil {
+		writeRPCError(w, http.StatusBadRequest, id, rpcErr.Code, rpcErr.Message)
+		return
+	}
+	rw := &rpcErrorWriter{ResponseWriter: w, id: id}
+	g.next.ServeHTTP(rw, r)
+	rw.finish()
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }
+
+// checkEnvelope checks that body is one JSON-RPC 2.0 message, or a batch of
+// them, as JSON-RPC 2.0 defines them. It returns the id of a single message
+// with a valid id (for the error response), and the error to answer with.
+func checkEnvelope(body []byte) (json.RawMessage, *jsonrpc.Error) {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: empty body"}
+	}
+	var v json.RawMessage
+	if err := json.Unmarshal(trimmed, &v); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+	}
+	if trimmed[0] != '[' {
+		return checkMessage(trimmed)
+	}
+	var batch []json.RawMessage
+	if err := json.Unmarshal(trimmed, &batch); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+	}
+	if len(batch) == 0 {
+		return nil, invalidRequest("empty batch")
+	}
+	for i, m := range batch {
+		if id, err := checkMessage(m); err != nil {
+			err.Message = fmt.Sprintf("batch element %d: %s", i, err.Message)
+			return id, err
+		}
+	}
+	return nil, nil
+}
+
+// checkMessage checks one message: a request or notification (method, and
+// an id for a request), or a response to a request of the gateway (id, and
+// result or error).
+func checkMessage(raw json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+	var m map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
+		return nil, invalidRequest("a JSON-RPC message is an object")
+	}
+	var version string
+	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
+		return nil, invalidRequest(`"jsonrpc" must be "2.0"`)
+	}
+	rawID, hasID := m["id"]
+	var id json.RawMessage
+	if hasID {
+		if !validID(rawID) {
+			return nil, invalidRequest(`"id" must be a string or an integer`)
+		}
+		id = rawID
+	}
+	if rawMethod, ok := m["method"]; ok {
+		var method string
+		if json.Unmarshal(rawMethod, &method) != nil {
+			return id, invalidRequest(`"method" must be a string`)
+		}
+		return id, nil
+	}
+	_, hasResult := m["result"]
+	_, hasError := m["error"]
+	if !hasID || hasResult == hasError {
+		return id, invalidRequest(`neither a request (no "method") nor a response (an "id" and one of "result" or "error")`)
+	}
+	return id, nil
+}
+
+// validID reports whether raw is an id the gateway can answer with as sent:
+// a string or an integer. MCP forbids null ids; a fraction would be
+// truncated by the SDK and the answer would carry another id.
+func validID(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return false
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		return json.Unmarshal(raw, &s) == nil
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		_, err := strconv.ParseInt(string(raw), 10, 64)
+		return err == nil
+	}
+	return false
+}
+
+func invalidRequest(msg string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + msg}
+}
+
+// writeRPCError writes a JSON-RPC error response with an HTTP status: the
+// form the MCP transport allows for input the server does not accept. A nil
+// id is written as null.
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   jsonrpc.Error   `json:"error"`
+	}{"2.0", id, jsonrpc.Error{Code: code, Message: msg}})
+	if err != nil { // cannot happen: id was validated
+		body = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
+	}
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Del("X-Content-Type-Options")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// rpcErrorWriter passes the SDK's responses through, except a plain-text
+// 400, which it holds back and rewrites as a JSON-RPC error on finish.
+type rpcErrorWriter struct {
+	http.ResponseWriter
+	id      json.RawMessage
+	started bool          // a response went through
+	held    *bytes.Buffer // the plain-text 400 being held back
+}
+
+// maxHeldError bounds the plain-text message kept from the SDK.
+const maxHeldError = 4 << 10
+
+func (w *rpcErrorWriter) WriteHeader(code int) {
+	if !w.started && w.held == nil && code == http.StatusBadRequest &&
+		strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.held = new(bytes.Buffer)
+		return
+	}
+	if w.held == nil {
+		w.started = true
+		w.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (w *rpcErrorWriter) Write(b []byte) (int, error) {
+	if w.held != nil {
+		if room := maxHeldError - w.held.Len(); room > 0 {
+			w.held.Write(b[:min(len(b), room)])
+		}
+		return len(b), nil
+	}
+	w.started = true
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush and Unwrap keep SSE streaming (http.ResponseController) working.
+func (w *rpcErrorWriter) Flush() {
+	if w.held == nil {
+		_ = http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+func (w *rpcErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// finish writes the held-back error, if any.
+func (w *rpcErrorWriter) finish() {
+	if w.held == nil {
+		return
+	}
+	msg := strings.TrimSpace(w.held.String())
+	writeRPCError(w.ResponseWriter, http.StatusBadRequest, w.id, sdkErrorCode(msg), msg)
+}
+
+// sdkErrorCode maps the SDK's plain-text refusals (go-sdk v1.8.0
+// mcp.checkRequest and servePOST; TestProtocolErrors pins them) to JSON-RPC
+// codes.
+func sdkErrorCode(msg string) int64 {
+	switch {
+	case strings.Contains(msg, "JSON RPC not handled"):
+		return jsonrpc.CodeMethodNotFound
+	case strings.Contains(msg, `missing required "params"`):
+		return jsonrpc.CodeInvalidParams
+	default:
+		return jsonrpc.CodeInvalidRequest
+	}
+}

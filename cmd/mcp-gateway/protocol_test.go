@@ -1,0 +1,205 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+// rpcReply is one JSON-RPC response as the gateway sent it.
+type rpcReply struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int64  `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// rawSession speaks MCP over plain HTTP POSTs, so that tests can send what
+// no SDK client would.
+type rawSession struct {
+	t      *testing.T
+	url    string
+	token  string
+	id     string // Mcp-Session-Id once initialized
+	client *http.Client
+}
+
+func newRawSession(t *testing.T, url, token string) *rawSession {
+	t.Helper()
+	s := &rawSession{t: t, url: url, token: token, client: &http.Client{Timeout: 60 * time.Second}}
+	status, h, replies := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil || h.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize: %d %+v", status, replies)
+	}
+	s.id = h.Get("Mcp-Session-Id")
+	if status, _, _ := s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`); status != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %d", status)
+	}
+	return s
+}
+
+// post sends body and returns the status, the headers and the JSON-RPC
+// responses, from a JSON body or an SSE stream.
+func (s *rawSession) post(body string) (int, http.Header, []rpcReply) {
+	s.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if s.id != "" {
+		req.Header.Set("Mcp-Session-Id", s.id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.t.Fatalf("POST %.60s: %v", body, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp.StatusCode, resp.Header, parseReplies(s.t, resp.Header.Get("Content-Type"), b)
+}
+
+func parseReplies(t *testing.T, contentType string, b []byte) []rpcReply {
+	t.Helper()
+	var out []rpcReply
+	decode := func(data []byte) {
+		var r rpcReply
+		if err := json.Unmarshal(data, &r); err != nil {
+			t.Fatalf("response is not JSON-RPC: %q: %v", data, err)
+		}
+		out = append(out, r)
+	}
+	switch {
+	case strings.HasPrefix(contentType, "application/json"):
+		decode(b)
+	case strings.HasPrefix(contentType, "text/event-stream"):
+		for _, line := range strings.Split(string(b), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				decode([]byte(data))
+			}
+		}
+	}
+	return out
+}
+
+// echo calls the echo tool on the session and fails unless it answers.
+func (s *rawSession) echo(text string) {
+	s.t.Helper()
+	args, _ := json.Marshal(map[string]string{"text": text})
+	status, _, replies := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"echo-%s","method":"tools/call","params":{"name":"echo","arguments":%s}}`, text, args))
+	if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil || !bytes.Contains(replies[0].Result, []byte(text)) {
+		s.t.Fatalf("echo %q after an error: %d %+v", text, status, replies)
+	}
+}
+
+// TestProtocolErrors sends malformed and wrong JSON-RPC over a live session
+// and checks each answer's HTTP status, JSON-RPC code and id, and that the
+// session and the gateway keep serving after each.
+func TestProtocolErrors(t *testing.T) {
+	sb := newTestbox(t)
+	sb.mustLaunch(mcpConfig(t, map[string]any{
+		"a": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Tools: []string{"echo"}})},
+	}))
+	s := newRawSession(t, sb.url()+"/mcp", sb.token)
+	const (
+		parse    = -32700
+		invalid  = -32600
+		noMethod = -32601
+		params   = -32602
+	)
+	for i, c := range []struct {
+		name, body string
+		status     int
+		code       int64
+		id         string // the id the error must carry
+	}{
+		{"truncated JSON", `{"jsonrpc":"2.0","id":1,"method":"ping"`, 400, parse, "null"},
+		{"not JSON", `hello`, 400, parse, "null"},
+		{"empty body", ``, 400, parse, "null"},
+		{"a string", `"ping"`, 400, invalid, "null"},
+		{"empty batch", `[]`, 400, invalid, "null"},
+		{"batch of junk", `[1,2]`, 400, invalid, "null"},
+		{"JSON-RPC 1.0", `{"jsonrpc":"1.0","id":2,"method":"ping"}`, 400, invalid, "null"},
+		{"no version", `{"id":2,"method":"ping"}`, 400, invalid, "null"},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, 400, invalid, "null"},
+		{"fractional id", `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, 400, invalid, "null"},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"ping"}`, 400, invalid, "null"},
+		{"method not a string", `{"jsonrpc":"2.0","id":3,"method":7}`, 400, invalid, "3"},
+		{"neither request nor response", `{"jsonrpc":"2.0","id":4}`, 400, invalid, "4"},
+		{"request without id", `{"jsonrpc":"2.0","method":"tools/list"}`, 400, invalid, "null"},
+		{"notification with id", `{"jsonrpc":"2.0","id":5,"method":"notifications/initialized"}`, 400, invalid, "5"},
+		{"unknown method", `{"jsonrpc":"2.0","id":6,"method":"tools/frobnicate"}`, 400, noMethod, "6"},
+		{"unknown method, string id", `{"jsonrpc":"2.0","id":"x-7","method":"nope"}`, 400, noMethod, `"x-7"`},
+		{"missing params", `{"jsonrpc":"2.0","id":8,"method":"tools/call"}`, 400, params, "8"},
+		{"params not an object", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":[1]}`, 200, params, "9"},
+		{"unknown tool", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, 200, params, "10"},
+		{"arguments an array", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"echo","arguments":[1]}}`, 200, params, "11"},
+		{"arguments a string", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":"x"}}`, 200, params, "12"},
+		{"arguments a number", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"echo","arguments":5}}`, 200, params, "13"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s.t = t
+			status, h, replies := s.post(c.body)
+			if status != c.status {
+				t.Errorf("HTTP status %d, want %d", status, c.status)
+			}
+			if len(replies) != 1 || replies[0].Error == nil {
+				t.Fatalf("want one JSON-RPC error (Content-Type %q), got %+v", h.Get("Content-Type"), replies)
+			}
+			r := replies[0]
+			if r.Error.Code != c.code || string(r.ID) != c.id || r.Error.Message == "" {
+				t.Errorf("got id %s code %d %q; want id %s code %d", r.ID, r.Error.Code, r.Error.Message, c.id, c.code)
+			}
+			s.echo(fmt.Sprint("still-here-", i))
+		})
+	}
+	s.t = t
+	// A response to a request the gateway never sent is accepted and
+	// dropped, as the transport asks.
+	if status, _, _ := s.post(`{"jsonrpc":"2.0","id":99,"result":{}}`); status != http.StatusAccepted {
+		t.Errorf("stray response: HTTP %d, want 202", status)
+	}
+	// An unknown session is still the SDK's 404, which makes clients start
+	// a new session (no JSON-RPC body: the Go client would not see a 404).
+	bogus := *s
+	bogus.id = "no-such-session"
+	if status, _, _ := bogus.post(`{"jsonrpc":"2.0","id":1,"method":"ping"}`); status != http.StatusNotFound {
+		t.Errorf("unknown session: HTTP %d, want 404", status)
+	}
+	s.echo("end")
+	if code, h := sb.health(); code != http.StatusOK || h.Status != "ok" {
+		t.Errorf("health after the errors: %d %s", code, h.Status)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs := sb.connect(ctx, nil)
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "sdk"}}); err != nil || text(t, res) != "sdk" {
+		t.Errorf("a new SDK session after the errors: %v %v", res, err)
+	}
+	// Over the Go SDK client an error the gateway answers with a JSON-RPC
+	// body fails that call only; the session goes on.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "nope", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("unknown tool over the SDK: %v", err)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "again"}}); err != nil || text(t, res) != "again" {
+		t.Errorf("SDK session after an error: %v %v", res, err)
+	}
+}

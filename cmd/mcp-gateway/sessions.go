@@ -1,0 +1,161 @@
+package main
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+)
+
+// sessionIDHeader carries the MCP session id on every request after
+// initialize (streamable HTTP transport).
+const sessionIDHeader = "Mcp-Session-Id"
+
+// defaultMaxSessions bounds the agent sessions a gateway keeps.
+const defaultMaxSessions = 1024
+
+// sessionLimit bounds the number of MCP sessions by count, never by idle
+// time: a sandbox may be paused for days with its agents' sessions open, and
+// an idle timer would tear them down on resume (issue 4). When a new session
+// would exceed the bound, the least recently used one is closed; the SDK's
+// handler then answers its id with 404, which tells the client to
+// initialize again.
+//
+// It sits in front of the SDK's StreamableHTTPHandler and learns session ids
+// from the traffic: the Mcp-Session-Id response header of an initialize, the
+// request header afterwards. Recency is a counter, not a clock, so a pause
+// changes nothing. Safe for concurrent use.
+type sessionLimit struct {
+	max    int
+	server *mcp.Server
+	log    zerolog.Logger
+
+	mu    sync.Mutex
+	clock uint64
+	seen  map[string]*sessionUse
+}
+
+type sessionUse struct {
+	last   uint64 // clock at the latest request start or end
+	active int    // POSTs being served; GET streams do not count
+}
+
+func newSessionLimit(max int, server *mcp.Server, log zerolog.Logger) *sessionLimit {
+	if max <= 0 {
+		max = defaultMaxSessions
+	}
+	return &sessionLimit{max: max, server: server, log: log, seen: make(map[string]*sessionUse)}
+}
+
+// wrap returns next with session accounting in front of it.
+func (l *sessionLimit) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get(sessionIDHeader)
+		if id == "" {
+			next.ServeHTTP(w, r)
+			if r.Method == http.MethodPost {
+				if id := w.Header().Get(sessionIDHeader); id != "" {
+					l.admit(id)
+				}
+			}
+			return
+		}
+		post := r.Method == http.MethodPost
+		l.touch(id, post, +1)
+		defer l.touch(id, post, -1)
+		next.ServeHTTP(w, r)
+		if r.Method == http.MethodDelete {
+			l.forget(id)
+		}
+	})
+}
+
+// touch marks a known session as used now. Unknown ids are ignored: the
+// SDK answers them 404, and remembering them would let anyone grow the map.
+func (l *sessionLimit) touch(id string, post bool, delta int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u, ok := l.seen[id]
+	if !ok {
+		return
+	}
+	l.clock++
+	u.last = l.clock
+	if post {
+		u.active += delta
+	}
+}
+
+func (l *sessionLimit) forget(id string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.seen, id)
+}
+
+// admit records a new session and, when that makes one too many, closes the
+// least recently used others, preferring sessions with no request in
+// flight: closing a session waits for its running handlers to finish.
+func (l *sessionLimit) admit(id string) {
+	l.mu.Lock()
+	l.clock++
+	if u, ok := l.seen[id]; ok {
+		u.last = l.clock
+	} else {
+		l.seen[id] = &sessionUse{last: l.clock}
+	}
+	if len(l.seen) <= l.max {
+		l.mu.Unlock()
+		return
+	}
+	// Sessions can end without us seeing it (a failed initialize, a
+	// shutdown): count only the live ones.
+	live := make(map[string]*mcp.ServerSession)
+	for ss := range l.server.Sessions() {
+		live[ss.ID()] = ss
+	}
+	for sid := range l.seen {
+		if _, ok := live[sid]; !ok && sid != id {
+			delete(l.seen, sid)
+		}
+	}
+	var evict []*mcp.ServerSession
+	for len(l.seen) > l.max {
+		victim := l.lruLocked(id)
+		if victim == "" {
+			break
+		}
+		delete(l.seen, victim)
+		if ss := live[victim]; ss != nil {
+			evict = append(evict, ss)
+		}
+	}
+	n := len(l.seen)
+	l.mu.Unlock()
+	for _, ss := range evict {
+		l.log.Info().Str("session", ss.ID()).Int("sessions", n).Int("max", l.max).Msg("closing the least recently used session")
+		// Close waits for the session's in-flight handlers; the new
+		// session's initialize must not wait with it.
+		go ss.Close()
+	}
+}
+
+// lruLocked picks the least recently used session other than keep, idle
+// ones first.
+func (l *sessionLimit) lruLocked(keep string) string {
+	best, bestIdle := "", false
+	var bestLast uint64
+	for sid, u := range l.seen {
+		if sid == keep {
+			continue
+		}
+		idle := u.active == 0
+		switch {
+		case best == "",
+			idle && !bestIdle,
+			idle == bestIdle && u.last < bestLast:
+			best, bestIdle, bestLast = sid, idle, u.last
+		}
+	}
+	return best
+}

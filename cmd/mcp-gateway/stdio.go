@@ -1,0 +1,226 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// stdioFlags are the flags that mean something in stdio mode.
+var stdioFlags = []string{"config", "config-file", "log-file", "log-level", "catalog", "servers-dir",
+	"startup-timeout", "shutdown-grace", "max-backoff"}
+
+// runStdio is `mcp-gateway stdio`: the merged server on stdin and stdout
+// (line-delimited JSON-RPC 2.0), for MCP clients that launch servers as
+// commands (desktop apps, IDEs). The client is the one process that can
+// reach it, so there is no token, no HTTP listener and no token file.
+// Stdout carries protocol messages only; logs go to stderr, or to
+// --log-file when it is given.
+func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	set, fs, err := parseFlags("stdio", args, stderr, nil)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	// An allowlist, not a denylist: flags for the HTTP endpoint, the token
+	// or the pid file keep being added, and none of them means anything here.
+	var refused string
+	fs.Visit(func(f *flag.Flag) {
+		if !slices.Contains(stdioFlags, f.Name) && refused == "" {
+			refused = f.Name
+		}
+	})
+	if refused != "" {
+		return &usageError{fmt.Sprintf("--%s does not apply to stdio mode (no HTTP endpoint, no token, no pid file)", refused)}
+	}
+	logw := stderr
+	if flagSet(fs, "log-file") {
+		f, err := openLog(set.LogFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logw = f
+	}
+	log, err := newLogger(logw, set.LogLevel)
+	if err != nil {
+		return err
+	}
+	raw, err := set.rawConfig()
+	if err != nil {
+		return err
+	}
+	if raw == nil {
+		raw = []byte(defaultConfig)
+	}
+	specs, err := set.resolve(raw, stderr)
+	if err != nil {
+		return err
+	}
+	g := newGateway(set, specs, "", log)
+	return g.runStdio(ctx, stdin, stdout)
+}
+
+// runStdio starts every server, waits for all of them as a launch does
+// (failing with the same message when one fails or the startup times out),
+// then serves one MCP session over in and out until in reaches EOF or ctx
+// is done, and stops everything. Requests that arrive while the servers
+// start wait in the pipe.
+func (g *gateway) runStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	began := time.Now()
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	var wg sync.WaitGroup
+	for _, s := range g.servers {
+		wg.Go(func() { s.Run(runCtx) })
+	}
+	stop := func() {
+		g.stopping.Store(true)
+		cancel()
+		wg.Wait()
+		g.log.Info().Msg("gateway stopped")
+	}
+	if err := g.waitStarted(ctx); err != nil {
+		g.log.Error().Err(err).Msg("startup failed")
+		stop()
+		return err
+	}
+	g.agg.Open()
+	g.ready.Store(true)
+	_, tools := g.agg.ToolCount()
+	g.log.Info().Int("servers", len(g.servers)).Int("tools", tools).Dur("elapsed", time.Since(began)).
+		Str("transport", "stdio").Msg("ready")
+
+	t := &drainTransport{
+		inner: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}},
+		grace: g.set.ShutdownGrace,
+	}
+	err := g.agg.Server().Run(ctx, t)
+	if ctx.Err() == nil {
+		g.log.Info().Msg("stdin closed; shutting down")
+	} else {
+		g.log.Info().Msg("shutting down")
+	}
+	stop()
+	if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		return fmt.Errorf("serve stdio: %w", err)
+	}
+	return nil
+}
+
+// nopWriteCloser keeps the MCP transport from closing stdout: the process
+// may still need it, and closing it is the exit's job.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// drainTransport answers what was asked before stdin closed. The SDK ends a
+// session at EOF and cancels the requests still in flight, so
+// `printf '<initialize>\n<tools/list>\n' | mcp-gateway stdio` would print
+// only the first answer, or none. Its connection holds EOF back until every
+// request read so far has its response written, or grace has passed.
+type drainTransport struct {
+	inner mcp.Transport
+	grace time.Duration
+}
+
+func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &drainConn{Connection: c, grace: t.grace, pending: map[jsonrpc.ID]bool{}, changed: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+}
+
+type drainConn struct {
+	mcp.Connection
+	grace time.Duration
+
+	mu        sync.Mutex
+	pending   map[jsonrpc.ID]bool // calls read and not yet answered
+	changed   chan struct{}       // signalled when pending shrinks
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			c.drain(ctx)
+		}
+		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		c.mu.Lock()
+		switch {
+		case req.IsCall():
+			c.pending[req.ID] = true
+		case req.Method == "notifications/cancelled":
+			// A cancelled request may never be answered.
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+					delete(c.pending, id)
+				}
+			}
+		}
+		c.mu.Unlock()
+	}
+	return msg, nil
+}
+
+func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		delete(c.pending, resp.ID)
+		c.mu.Unlock()
+		select {
+		case c.changed <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+func (c *drainConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
+}
+
+// drain waits until every pending call is answered, grace passes, or the
+// connection is closed.
+func (c *drainConn) drain(ctx context.Context) {
+	timer := time.NewTimer(c.grace)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.changed:
+		case <-timer.C:
+			return
+		case <-c.closed:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}

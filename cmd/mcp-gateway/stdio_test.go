@@ -1,0 +1,256 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+// readmeSmokeTest returns the README's `printf ... | mcp-gateway stdio`
+// command, so that the documented smoke test is the tested one.
+func readmeSmokeTest(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, block, ok := strings.Cut(string(b), "```sh\nprintf ")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 || !strings.Contains(block, "| mcp-gateway stdio 2>/dev/null") {
+		t.Fatal("README.md has no ```sh block starting with printf and piping into `mcp-gateway stdio 2>/dev/null`")
+	}
+	return "printf " + block
+}
+
+// TestStdioPrintfSmoke runs the README's `printf ... | mcp-gateway stdio`
+// with no config (the built-in sandbox server): exactly one single-line
+// JSON answer per request, nothing for the notification, logs on stderr
+// only, exit 0 at EOF, and no process left.
+func TestStdioPrintfSmoke(t *testing.T) {
+	dir := t.TempDir()
+	// As documented, but keeping stderr to check the logs.
+	script := strings.Replace(readmeSmokeTest(t), " 2>/dev/null", "", 1)
+	cmd := exec.Command("/bin/sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "PATH="+filepath.Dir(gatewayBin)+":"+os.Getenv("PATH"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Cleanup(func() { killSession(cmd.Process.Pid) })
+	if left := sessionMembers(cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("processes left after EOF: %v", left)
+	}
+
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("stdout has %d lines, want 2 (one per request, none for the notification):\n%s", len(lines), stdout.String())
+	}
+	for i, l := range lines {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(l)); err != nil || compact.String() != l {
+			t.Errorf("line %d is not single-line compact JSON (%v): %s", i+1, err, l)
+		}
+	}
+	// The initialize answer, exactly; capabilities are the aggregator's to
+	// choose and are checked for tools separately.
+	var init struct {
+		Result struct {
+			Capabilities json.RawMessage `json:"capabilities"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(lines[0]), &init); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"result":{"capabilities":` + string(init.Result.Capabilities) +
+		`,"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-gateway","version":"dev"}}}`
+	if lines[0] != want {
+		t.Errorf("initialize answer\n got %s\nwant %s", lines[0], want)
+	}
+	var caps struct {
+		Tools *struct {
+			ListChanged bool `json:"listChanged"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(init.Result.Capabilities, &caps); caps.Tools == nil || !caps.Tools.ListChanged {
+		t.Errorf("capabilities %s lack tools.listChanged", init.Result.Capabilities)
+	}
+	var list struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      int    `json:"id"`
+		Result  struct {
+			Tools []struct {
+				Name        string         `json:"name"`
+				InputSchema map[string]any `json:"inputSchema"`
+			} `json:"tools"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &list); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range list.Result.Tools {
+		names = append(names, tl.Name)
+		if tl.InputSchema["type"] != "object" {
+			t.Errorf("tool %s schema %v", tl.Name, tl.InputSchema)
+		}
+	}
+	if wantNames := []string{"edit_file", "list_directory", "read_file", "run_command", "write_file"}; list.JSONRPC != "2.0" || list.ID != 2 || !slices.Equal(names, wantNames) {
+		t.Errorf("tools/list answer: id %d, tools %v; want id 2, %v", list.ID, names, wantNames)
+	}
+
+	// Logs go to stderr, one JSON object per line.
+	if !strings.Contains(stderr.String(), `"message":"ready"`) || !strings.Contains(stderr.String(), `"transport":"stdio"`) {
+		t.Errorf("stderr lacks the ready log line:\n%s", stderr.String())
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("stderr line is not a JSON log line: %q", l)
+		}
+	}
+}
+
+// TestStdioGoClient drives `mcp-gateway stdio` the way desktop apps do:
+// the Go SDK's CommandTransport launches it, lists and calls merged tools,
+// and closes stdin; the gateway stops its servers and exits 0 on EOF.
+func TestStdioGoClient(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "stdio.log")
+	cfg := mcpConfig(t, map[string]any{
+		"alpha": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "alpha", Tools: []string{"echo", "pid"}, ExtraTools: []string{"shared"}})},
+		"beta":  map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "beta", Tools: []string{"pid"}, ExtraTools: []string{"shared"}})},
+	})
+	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg, "--log-file", logFile,
+		"--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "desktop-app", Version: "1"}, nil)
+	// A long TerminateDuration: the gateway must exit on EOF, not on SIGTERM.
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Minute}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\nstderr: %s", err, stderr.String())
+	}
+	closed := false
+	t.Cleanup(func() {
+		if !closed {
+			cs.Close()
+		}
+		killSession(cmd.Process.Pid)
+	})
+	names := toolNames(t, ctx, cs)
+	slices.Sort(names)
+	if want := []string{"beta_pid", "beta_shared", "echo", "pid", "shared"}; !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+	call := func(name string, args map[string]any) string {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil {
+			t.Fatalf("call %s: %v", name, err)
+		}
+		return text(t, res)
+	}
+	if got := call("echo", map[string]any{"text": "over stdio"}); got != "over stdio" {
+		t.Errorf("echo = %q", got)
+	}
+	if got := call("beta_shared", nil); got != "beta:shared" {
+		t.Errorf("beta_shared = %q", got)
+	}
+	var pids []int
+	for _, tool := range []string{"pid", "beta_pid"} {
+		pid, err := strconv.Atoi(call(tool, nil))
+		if err != nil || !alive(pid) {
+			t.Fatalf("%s: %v, alive %v", tool, err, alive(pid))
+		}
+		pids = append(pids, pid)
+	}
+
+	closed = true
+	if err := cs.Close(); err != nil {
+		t.Errorf("gateway exit after stdin closed: %v", err)
+	}
+	if left := sessionMembers(cmd.Process.Pid); len(left) > 0 {
+		t.Errorf("processes left after EOF: %v", left)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("server pid %d alive after the gateway exited", pid)
+		}
+	}
+	logb, _ := os.ReadFile(logFile)
+	if !strings.Contains(string(logb), "stdin closed; shutting down") || !strings.Contains(string(logb), "gateway stopped") {
+		t.Errorf("log does not show a shutdown on EOF:\n%s", logb)
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("with --log-file, stderr should stay empty; got:\n%s", stderr.String())
+	}
+}
+
+// TestStdioStartupFailure: a server that cannot start fails `stdio` with the
+// launch's kind of message and exit code, and nothing on stdout.
+func TestStdioStartupFailure(t *testing.T) {
+	dir := t.TempDir()
+	run := func(args ...string) (stdout, stderr string, code int) {
+		t.Helper()
+		cmd := exec.Command(gatewayBin, append([]string{"stdio", "--catalog", filepath.Join(dir, "catalog.json")}, args...)...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		// stdin stays open (a pipe nobody writes): startup, not EOF, ends it.
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err = cmd.Run()
+		killSession(cmd.Process.Pid)
+		code = 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return out.String(), errb.String(), code
+	}
+	cfg := mcpConfig(t, map[string]any{
+		"bad":  map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{ExitAtStart: 3})},
+		"good": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{})},
+	})
+	stdout, stderr, code := run("--config", cfg)
+	if code != 1 || stdout != "" {
+		t.Errorf("exit %d, stdout %q; want 1 and nothing", code, stdout)
+	}
+	for _, want := range []string{`mcp-gateway: server "bad" failed to start`, "exit status 3", "failing at start as asked"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+
+	if _, stderr, code := run("--config", `{"nope": {}}`); code != 2 || !strings.Contains(stderr, `unknown server "nope"`) {
+		t.Errorf("bad config: exit %d, stderr %q", code, stderr)
+	}
+	for _, flag := range []string{"--listen=:0", "--token-file=/x", "--pid-file=/x", "--max-sessions=3"} {
+		name, _, _ := strings.Cut(flag, "=")
+		if _, stderr, code := run(flag); code != 2 || !strings.Contains(stderr, name+" does not apply to stdio mode") {
+			t.Errorf("%s: exit %d, stderr %q", flag, code, stderr)
+		}
+	}
+}
