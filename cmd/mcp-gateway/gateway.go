@@ -251,7 +251,7 @@ func (g *gateway) handler() http.Handler {
 		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.agg.Server() },
 			&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: g.set.Limits.withDefaults().MaxBodyBytes}))
 	// Bodies are read, bounded and checked as JSON-RPC before the SDK (protocol.go).
-	guarded := rpcGuard{limits: g.set.Limits, next: streamable}
+	guarded := rpcGuard{limits: g.set.Limits, next: streamable, fast: g.listFastPath}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", auth.Bearer(g.token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !g.ready.Load() || g.stopping.Load() {

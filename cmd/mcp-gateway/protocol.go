@@ -33,6 +33,9 @@ import (
 type rpcGuard struct {
 	limits httpLimits
 	next   http.Handler
+	// fast, if set, may answer a checked request itself and report true
+	// (see listFastPath).
+	fast func(w http.ResponseWriter, r *http.Request, body []byte) bool
 }
 
 func (g rpcGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -67,6 +70,9 @@ func (g rpcGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, rpcErr := checkEnvelope(body)
 	if rpcErr != nil {
 		writeRPCError(w, http.StatusBadRequest, id, rpcErr.Code, rpcErr.Message)
+		return
+	}
+	if g.fast != nil && g.fast(w, r, body) {
 		return
 	}
 	rw := &rpcErrorWriter{ResponseWriter: w, id: id}

@@ -7,6 +7,7 @@ package aggregate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -76,6 +77,10 @@ type Gateway struct {
 	tools     *named[*mcp.Tool]
 	prompts   *named[*mcp.Prompt]
 	res       *resourceSet
+	// Encoded tools/list pages by cursor, for the current version of the
+	// tools list (see ToolsPage).
+	toolPages    map[string]json.RawMessage
+	toolsVersion uint64
 	// Per-session log levels, mirrored upstream (see session.go).
 	levels  map[*mcp.ServerSession]mcp.LoggingLevel
 	upLevel mcp.LoggingLevel
@@ -162,6 +167,7 @@ func (g *Gateway) Open() {
 	g.open = true
 	servers := g.serversLocked()
 	g.tools.rebuild(servers, g.upstreams)
+	g.toolPages, g.toolsVersion = nil, g.toolsVersion+1
 	g.prompts.rebuild(servers, g.upstreams)
 	g.res.rebuild(servers, g.upstreams)
 	g.mu.Unlock()
@@ -220,6 +226,9 @@ func (g *Gateway) rebuildLocked(tools, prompts, resources bool) {
 	}
 	servers := g.serversLocked()
 	tc := tools && g.tools.rebuild(servers, g.upstreams)
+	if tc {
+		g.toolPages, g.toolsVersion = nil, g.toolsVersion+1
+	}
 	pc := prompts && g.prompts.rebuild(servers, g.upstreams)
 	rc := resources && g.res.rebuild(servers, g.upstreams)
 	if tc || pc || rc {

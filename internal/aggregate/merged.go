@@ -72,7 +72,7 @@ func (m *named[T]) rebuild(servers []string, ups map[string]Upstream) bool {
 // page returns one page of list starting at cursor, and the next cursor.
 // Cursors are opaque offsets; an invalid one is a JSON-RPC invalid-params
 // error, as the spec asks.
-func page[T any](list []T, cursor string, size int) ([]T, string, error) {
+func pageOf[T any](list []T, cursor string, size int) ([]T, string, error) {
 	start := 0
 	if cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(cursor)

@@ -30,7 +30,7 @@ func (g *Gateway) listPrompts(req *mcp.ListPromptsRequest) (*mcp.ListPromptsResu
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := page(list, cursor, g.pageSize)
+	items, next, err := pageOf(list, cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}

@@ -159,7 +159,7 @@ func (g *Gateway) listResources(req *mcp.ListResourcesRequest) (*mcp.ListResourc
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := page(list, cursor, g.pageSize)
+	items, next, err := pageOf(list, cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +174,7 @@ func (g *Gateway) listResourceTemplates(req *mcp.ListResourceTemplatesRequest) (
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := page(list, cursor, g.pageSize)
+	items, next, err := pageOf(list, cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}

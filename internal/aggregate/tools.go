@@ -35,7 +35,7 @@ func (g *Gateway) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, er
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := page(list, cursor, g.pageSize)
+	items, next, err := pageOf(list, cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}
