@@ -345,7 +345,7 @@ func (s *Server) prepare(ctx context.Context) (argv []string, dir string, err er
 		}
 	}
 	if s.spec.Shell != "" {
-		return []string{"/bin/sh", "-c", s.spec.Shell}, dir, nil
+		return []string{"/bin/sh", "-c", shellLine(s.spec.Shell)}, dir, nil
 	}
 	if len(s.spec.Command) == 0 {
 		return nil, "", errors.New("no command to run")
