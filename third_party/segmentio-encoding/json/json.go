@@ -424,8 +424,8 @@ func (dec *Decoder) readValue() (v []byte, err error) {
 			// decodes each message with a new Decoder, so the fixed 32 KiB
 			// was half of a gateway's CPU per call (allocation and GC).
 			size := minBufferSize
-			if lr, ok := dec.reader.(interface{ Len() int }); ok && lr.Len()+minReadSize < minBufferSize {
-				size = lr.Len() + minReadSize
+			if lr, ok := dec.reader.(interface{ Len() int }); ok && lr.Len() < minBufferSize {
+				size = lr.Len() + 1 // +1: room to see EOF
 			}
 			dec.buffer = make([]byte, 0, size)
 		} else {
@@ -433,7 +433,11 @@ func (dec *Decoder) readValue() (v []byte, err error) {
 			dec.remain = nil
 		}
 
-		if (cap(dec.buffer) - len(dec.buffer)) < minReadSize {
+		readSize := minReadSize
+		if lr, ok := dec.reader.(interface{ Len() int }); ok && lr.Len() < readSize {
+			readSize = lr.Len() + 1 // mcp-gateway patch: all that is left fits
+		}
+		if (cap(dec.buffer) - len(dec.buffer)) < readSize {
 			buf := make([]byte, len(dec.buffer), 2*cap(dec.buffer))
 			copy(buf, dec.buffer)
 			dec.buffer = buf
