@@ -31,14 +31,14 @@ lint:
 conformance:
 	GO="$(GO)" bash test/conformance/run.sh
 
-# conformance runs first: its "conformance: N passed, M failed" line counts expected
-# failures too, so it must not be the summary line that closes the output.
+# The unit and end-to-end tests run last, so that go test's own summary closes
+# the output (conformance prints a "N passed, M failed" line of its own).
 test: test-deps lint
 	$(MAKE) --no-print-directory conformance
-	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory soak
 	$(MAKE) --no-print-directory bench-smoke
+	$(GO) test -race -count=1 ./...
 
 # Each fuzz target for FUZZTIME (go test fuzzes one target per run); seed
 # corpora and regression inputs live in each package's testdata/fuzz. A
