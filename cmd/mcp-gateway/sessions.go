@@ -61,6 +61,13 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 			}
 			return
 		}
+		if r.Method == http.MethodGet {
+			// A GET is the client's standing stream for server messages,
+			// opened and reopened by the client library on its own: not a
+			// use of the session by the agent.
+			next.ServeHTTP(w, r)
+			return
+		}
 		post := r.Method == http.MethodPost
 		l.touch(id, post, +1)
 		defer l.touch(id, post, -1)

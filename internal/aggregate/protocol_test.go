@@ -253,6 +253,14 @@ func TestProgressOfConcurrentCallsStaysSeparate(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// The Go SDK client hands results over before it has handled the
+	// notifications that preceded them (the wire order is checked in
+	// TestProgressArrivesBeforeResult); wait for the handler to catch up.
+	waitFor(t, "all progress notifications", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got["one"]) >= 4 && len(got[float64(2)])+len(got[int64(2)]) >= 6
+	})
 	mu.Lock()
 	defer mu.Unlock()
 	if !slices.Equal(got["one"], []float64{1, 2, 3, 4}) || !slices.Equal(got[float64(2)], []float64{1, 2, 3, 4, 5, 6}) && !slices.Equal(got[int64(2)], []float64{1, 2, 3, 4, 5, 6}) {
