@@ -37,7 +37,7 @@ type sessionLimit struct {
 }
 
 type sessionUse struct {
-	last   uint64 // clock at the latest request start or end
+	last   uint64 // clock at the latest request start
 	active int    // POSTs being served; GET streams do not count
 }
 
@@ -87,8 +87,13 @@ func (l *sessionLimit) touch(id string, post bool, delta int) {
 	if !ok {
 		return
 	}
-	l.clock++
-	u.last = l.clock
+	// Recency is when requests start: a response that finishes writing
+	// after the client moved on to another session must not make this one
+	// look more recent than that one.
+	if delta > 0 {
+		l.clock++
+		u.last = l.clock
+	}
 	if post {
 		u.active += delta
 	}
