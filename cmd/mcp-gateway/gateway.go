@@ -35,6 +35,7 @@ type gateway struct {
 	servers  []upstream
 	ready    atomic.Bool
 	stopping atomic.Bool
+	trim     memTrimmer
 }
 
 // upstream is one server as the gateway runs it: a stdio child under a
@@ -73,7 +74,7 @@ func plural(n int, what string) string {
 
 // newGateway builds the gateway for specs. Nothing runs until run.
 func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zerolog.Logger) *gateway {
-	g := &gateway{set: set, log: log, token: token}
+	g := &gateway{set: set, log: log, token: token, trim: memTrimmer{quiet: time.Second}}
 	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: auditLog(log)})
 	secrets := []string{token}
 	for _, sp := range specs {
@@ -129,6 +130,7 @@ func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary))
 	for _, s := range g.servers {
 		wg.Go(func() { s.Run(runCtx) })
 	}
+	wg.Go(func() { g.trim.run(runCtx) })
 	stop := func() {
 		g.stopping.Store(true)
 		g.shutdown(srv)
@@ -254,6 +256,7 @@ func (g *gateway) handler() http.Handler {
 	guarded := rpcGuard{limits: g.set.Limits, next: streamable, fast: g.listFastPath}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", auth.Bearer(g.token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.trim.seen()
 		if !g.ready.Load() || g.stopping.Load() {
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Retry-After", "1")
