@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"iter"
 	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -91,4 +94,25 @@ func pageOf[T any](list []T, cursor string, size int) ([]T, string, error) {
 		next = base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(end)))
 	}
 	return slices.Clip(list[start:end]), next, nil
+}
+
+// collect gathers every item of an upstream's paginated list.
+func collect[T any](seq iter.Seq2[T, error], what string) ([]T, error) {
+	var items []T
+	for it, err := range seq {
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", what, err)
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// servePage answers one page of a merged list: the list is read under mu,
+// and the page is cut from that snapshot.
+func servePage[T any](mu *sync.RWMutex, list *[]T, cursor string, size int) ([]T, string, error) {
+	mu.RLock()
+	l := *list
+	mu.RUnlock()
+	return pageOf(l, cursor, size)
 }

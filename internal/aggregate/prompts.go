@@ -2,7 +2,6 @@ package aggregate
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -12,25 +11,15 @@ func listPrompts(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCap
 	if caps.Prompts == nil {
 		return nil, nil
 	}
-	var prompts []*mcp.Prompt
-	for p, err := range cs.Prompts(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("list prompts: %w", err)
-		}
-		prompts = append(prompts, p)
-	}
-	return prompts, nil
+	return collect(cs.Prompts(ctx, nil), "prompts")
 }
 
 func (g *Gateway) listPrompts(req *mcp.ListPromptsRequest) (*mcp.ListPromptsResult, error) {
-	g.mu.RLock()
-	list := g.prompts.list
-	g.mu.RUnlock()
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := pageOf(list, cursor, g.pageSize)
+	items, next, err := servePage(&g.mu, &g.prompts.list, cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}

@@ -132,34 +132,22 @@ func listResources(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerC
 	if caps.Resources == nil {
 		return nil, nil, nil
 	}
-	var resources []*mcp.Resource
-	for r, err := range cs.Resources(ctx, nil) {
-		if err != nil {
-			return nil, nil, fmt.Errorf("list resources: %w", err)
-		}
-		resources = append(resources, r)
+	resources, err := collect(cs.Resources(ctx, nil), "resources")
+	if err != nil {
+		return nil, nil, err
 	}
-	var templates []*mcp.ResourceTemplate
-	for t, err := range cs.ResourceTemplates(ctx, nil) {
-		if err != nil {
-			// Templates are optional; servers without any may answer
-			// "method not found".
-			break
-		}
-		templates = append(templates, t)
-	}
+	// Templates are optional; servers without any may answer "method not
+	// found".
+	templates, _ := collect(cs.ResourceTemplates(ctx, nil), "resource templates")
 	return resources, templates, nil
 }
 
 func (g *Gateway) listResources(req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
-	g.mu.RLock()
-	list := g.res.list
-	g.mu.RUnlock()
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := pageOf(list, cursor, g.pageSize)
+	items, next, err := servePage(&g.mu, &g.res.list, cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}
@@ -167,14 +155,11 @@ func (g *Gateway) listResources(req *mcp.ListResourcesRequest) (*mcp.ListResourc
 }
 
 func (g *Gateway) listResourceTemplates(req *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
-	g.mu.RLock()
-	list := g.res.tpls
-	g.mu.RUnlock()
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := pageOf(list, cursor, g.pageSize)
+	items, next, err := servePage(&g.mu, &g.res.tpls, cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}

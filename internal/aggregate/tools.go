@@ -17,25 +17,15 @@ func listTools(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapab
 	if caps.Tools == nil {
 		return nil, nil
 	}
-	var tools []*mcp.Tool
-	for t, err := range cs.Tools(ctx, nil) {
-		if err != nil {
-			return nil, fmt.Errorf("list tools: %w", err)
-		}
-		tools = append(tools, t)
-	}
-	return tools, nil
+	return collect(cs.Tools(ctx, nil), "tools")
 }
 
 func (g *Gateway) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
-	g.mu.RLock()
-	list := g.tools.list
-	g.mu.RUnlock()
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := pageOf(list, cursor, g.pageSize)
+	items, next, err := servePage(&g.mu, &g.tools.list, cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}
