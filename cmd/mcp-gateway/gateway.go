@@ -36,6 +36,7 @@ type gateway struct {
 	ready    atomic.Bool
 	stopping atomic.Bool
 	trim     memTrimmer
+	sessions *sessionLimit // set by handler
 }
 
 // upstream is one server as the gateway runs it: a stdio child under a
@@ -249,7 +250,8 @@ func (g *gateway) shutdown(srv *http.Server) {
 func (g *gateway) handler() http.Handler {
 	// No SessionTimeout: sessions are bounded by count (sessions.go), never
 	// closed for idleness, so they survive a paused sandbox.
-	streamable := newSessionLimit(g.set.MaxSessions, g.agg.Server(), g.log).wrap(
+	g.sessions = newSessionLimit(g.set.MaxSessions, g.agg.Server(), g.log)
+	streamable := g.sessions.wrap(
 		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.agg.Server() },
 			&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: g.set.Limits.withDefaults().MaxBodyBytes}))
 	// Bodies are read, bounded and checked as JSON-RPC before the SDK (protocol.go).

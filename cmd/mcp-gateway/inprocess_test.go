@@ -25,7 +25,7 @@ import (
 // inProcessGateway runs a gateway inside the test process on a 127.0.0.1
 // listener, with one fixture server, so that the test can count the
 // gateway's goroutines and file descriptors. It is stopped at cleanup.
-func inProcessGateway(t *testing.T, set *settings, log io.Writer) (url, token string) {
+func inProcessGateway(t *testing.T, set *settings, log io.Writer) (url, token string, g *gateway) {
 	t.Helper()
 	argv, env := fixture.Command(fixture.Options{Tools: []string{"echo", "sleep"}})
 	envs := map[string]string{}
@@ -39,7 +39,7 @@ func inProcessGateway(t *testing.T, set *settings, log io.Writer) (url, token st
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := newGateway(set, specs, token, zerolog.New(log))
+	g = newGateway(set, specs, token, zerolog.New(log))
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan struct{})
 	done := make(chan error, 1)
@@ -57,7 +57,17 @@ func inProcessGateway(t *testing.T, set *settings, log io.Writer) (url, token st
 	case <-time.After(30 * time.Second):
 		t.Fatal("gateway not ready in 30s")
 	}
-	return "http://" + ln.Addr().String() + "/mcp", token
+	return "http://" + ln.Addr().String() + "/mcp", token, g
+}
+
+// inFlight returns the number of POSTs being served for a session.
+func (l *sessionLimit) inFlight(id string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if u, ok := l.seen[id]; ok {
+		return u.active
+	}
+	return -1
 }
 
 func openFDs(t *testing.T) int {
@@ -112,7 +122,7 @@ func steady(t *testing.T) (goroutines, fds int) {
 // descriptors come back to their baseline.
 func TestSessionChurnNoLeaks(t *testing.T) {
 	set := testSettings(t, defaultMaxSessions)
-	url, token := inProcessGateway(t, set, io.Discard)
+	url, token, _ := inProcessGateway(t, set, io.Discard)
 	tr := &http.Transport{MaxIdleConnsPerHost: 16}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: bearer{token, tr}}
@@ -219,7 +229,7 @@ func pingStatus(t *testing.T, url, token, id string) int {
 // long ago the call began; closing it would also wait for the call.
 func TestSessionLimitSparesBusySessions(t *testing.T) {
 	logs := &syncBuffer{}
-	url, token := inProcessGateway(t, testSettings(t, 3), logs)
+	url, token, g := inProcessGateway(t, testSettings(t, 3), logs)
 	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "busy", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -249,6 +259,11 @@ func TestSessionLimitSparesBusySessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The client has its echo results; the server may still be finishing
+	// those responses, and a session with a POST in flight is spared.
+	waitFor(t, 20*time.Second, "the echo responses to finish", func() bool {
+		return g.sessions.inFlight(idle.ID()) == 0 && g.sessions.inFlight(recent.ID()) == 0
+	})
 	newest := connect()
 	waitFor(t, 20*time.Second, "the idle session to be closed", func() bool {
 		return pingStatus(t, url, token, idle.ID()) == http.StatusNotFound
