@@ -92,8 +92,8 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 		OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession) error {
 			return g.agg.Sync(ctx, s.Name(), cs)
 		},
-		Redact:     red.String,
-		MaxBackoff: set.MaxBackoff,
+		Redact:        red.String,
+		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: set.MaxBackoff},
 	}
 	remoteOpts := supervisor.RemoteOptions{
 		Logger:    log,
@@ -101,8 +101,8 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 		OnReady: func(ctx context.Context, r *supervisor.Remote, cs *mcp.ClientSession) error {
 			return g.agg.Sync(ctx, r.Name(), cs)
 		},
-		Redact:     red.String,
-		MaxBackoff: set.MaxBackoff,
+		Redact:        red.String,
+		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: set.MaxBackoff},
 	}
 	for _, sp := range specs {
 		var u upstream

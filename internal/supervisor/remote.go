@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"sync"
@@ -36,40 +35,14 @@ type RemoteOptions struct {
 	// Redact, if set, is applied to every message that quotes the remote
 	// (errors, log lines), so header values never reach a log.
 	Redact func(string) string
-	// Backoff between reconnections, as for Options: MinBackoff (zero:
-	// 100ms) doubling per fast failure up to MaxBackoff (zero: 30s).
-	MinBackoff, MaxBackoff time.Duration
-	// FailAfter fast failures in a row mark the server failed. Zero means 5.
-	FailAfter int
-	// StableAfter is how long a session must last for its failures to be
-	// forgotten. Zero means 10s.
-	StableAfter time.Duration
+	// RestartPolicy: backoff between reconnections and when a remote is
+	// failed, as for a stdio server.
+	RestartPolicy
 }
 
 func (o *RemoteOptions) defaults() {
-	if o.ConnectTimeout == 0 {
-		o.ConnectTimeout = 30 * time.Second
-	}
-	if o.NewClient == nil {
-		o.NewClient = func(string) *mcp.Client {
-			return mcp.NewClient(&mcp.Implementation{Name: "mcp-gateway", Version: "1"}, nil)
-		}
-	}
-	if o.Redact == nil {
-		o.Redact = func(s string) string { return s }
-	}
-	if o.MinBackoff == 0 {
-		o.MinBackoff = 100 * time.Millisecond
-	}
-	if o.MaxBackoff == 0 {
-		o.MaxBackoff = 30 * time.Second
-	}
-	if o.FailAfter == 0 {
-		o.FailAfter = 5
-	}
-	if o.StableAfter == 0 {
-		o.StableAfter = 10 * time.Second
-	}
+	clientDefaults(&o.ConnectTimeout, &o.NewClient, &o.Redact)
+	o.RestartPolicy.defaults()
 }
 
 // Remote supervises one remote MCP server reached over streamable HTTP. It
@@ -215,22 +188,11 @@ func (r *Remote) Run(ctx context.Context) {
 		}
 		r.mu.Unlock()
 		select {
-		case <-time.After(jittered(r.opts.MinBackoff, r.opts.MaxBackoff, failures)):
+		case <-time.After(r.opts.delay(failures)):
 		case <-ctx.Done():
 			return
 		}
 	}
-}
-
-// jittered returns the delay before the next attempt: exponential in the
-// number of fast failures, with jitter so that servers failing for a shared
-// reason do not retry in lockstep.
-func jittered(lo, hi time.Duration, failures int) time.Duration {
-	d := lo << min(failures-1, 20)
-	if d > hi || d <= 0 {
-		d = hi
-	}
-	return d/2 + rand.N(d/2+1)
 }
 
 // remoteSession is one MCP session with the remote. It ends when the SDK

@@ -392,7 +392,7 @@ func TestRemoteWrongHeader(t *testing.T) {
 func TestRemoteUnreachable(t *testing.T) {
 	rem := newTestRemote(t, "tok")
 	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.url(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
-		FailAfter: 3, MaxBackoff: 100 * time.Millisecond,
+		RestartPolicy: RestartPolicy{FailAfter: 3, MaxBackoff: 100 * time.Millisecond},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

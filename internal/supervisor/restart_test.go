@@ -35,10 +35,9 @@ exec >/dev/null
 wait`, fifo, fixture.ShellCommand(fixture.Options{Tools: []string{"echo"}}))
 	logs := &logBuffer{}
 	s := New(catalog.ServerSpec{Name: "mute", Kind: catalog.KindLocal, Shell: shell}, Options{
-		Logger:     zerolog.New(logs),
-		MinBackoff: 10 * time.Millisecond,
-		MaxBackoff: 50 * time.Millisecond,
-		StopWait:   200 * time.Millisecond,
+		Logger:        zerolog.New(logs),
+		RestartPolicy: RestartPolicy{MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond},
+		StopWait:      200 * time.Millisecond,
 		OnReady: func(ctx context.Context, _ *Server, cs *mcp.ClientSession) error {
 			_, err := cs.ListTools(ctx, nil)
 			return err
@@ -84,7 +83,7 @@ wait`, fifo, fixture.ShellCommand(fixture.Options{Tools: []string{"echo"}}))
 // process died but before the supervisor has noticed is not sent to the dead
 // session; it waits for the restart and succeeds.
 func TestNextCallAfterDeathWaitsForRestart(t *testing.T) {
-	s, _ := runServer(t, fixture.Options{}, Options{FailAfter: 100})
+	s, _ := runServer(t, fixture.Options{}, Options{RestartPolicy: RestartPolicy{FailAfter: 100}})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	for i := range 5 {

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"strings"
 	"sync"
@@ -61,14 +60,8 @@ type Options struct {
 	// Redact, if set, is applied to every line of server output before it is
 	// logged or quoted in an error.
 	Redact func(string) string
-	// Backoff between restarts: it starts at MinBackoff (zero: 100ms) and
-	// doubles per fast failure up to MaxBackoff (zero: 30s).
-	MinBackoff, MaxBackoff time.Duration
-	// FailAfter fast failures in a row mark the server failed. Zero means 5.
-	FailAfter int
-	// StableAfter is how long a server must stay up for its failures to be
-	// forgotten. Zero means 10s.
-	StableAfter time.Duration
+	// RestartPolicy: backoff between restarts and when a server is failed.
+	RestartPolicy
 	// Intercept, if set, sees each notification from a stdio server on the
 	// transport's reader, before any later message is read, and reports
 	// whether it consumed it. The aggregator relays progress and log
@@ -90,29 +83,8 @@ func (o *Options) defaults() {
 	if o.ServersDir == "" {
 		o.ServersDir = "/opt/mcp-gateway/servers"
 	}
-	if o.ConnectTimeout == 0 {
-		o.ConnectTimeout = 30 * time.Second
-	}
-	if o.NewClient == nil {
-		o.NewClient = func(string) *mcp.Client {
-			return mcp.NewClient(&mcp.Implementation{Name: "mcp-gateway", Version: "1"}, nil)
-		}
-	}
-	if o.Redact == nil {
-		o.Redact = func(s string) string { return s }
-	}
-	if o.MinBackoff == 0 {
-		o.MinBackoff = 100 * time.Millisecond
-	}
-	if o.MaxBackoff == 0 {
-		o.MaxBackoff = 30 * time.Second
-	}
-	if o.FailAfter == 0 {
-		o.FailAfter = 5
-	}
-	if o.StableAfter == 0 {
-		o.StableAfter = 10 * time.Second
-	}
+	clientDefaults(&o.ConnectTimeout, &o.NewClient, &o.Redact)
+	o.RestartPolicy.defaults()
 	if o.StopWait == 0 {
 		o.StopWait = 2 * time.Second
 	}
@@ -281,7 +253,7 @@ func (s *Server) Run(ctx context.Context) {
 		}
 		s.mu.Unlock()
 		select {
-		case <-time.After(s.backoff(failures)):
+		case <-time.After(s.opts.delay(failures)):
 		case <-ctx.Done():
 			return
 		}
@@ -304,17 +276,6 @@ func (s *Server) fail(msg string) {
 	s.lastErr = firstLine(msg)
 	s.setState(StateFailed)
 	s.mu.Unlock()
-}
-
-// backoff returns the delay before the next start: exponential in the number
-// of fast failures, with jitter so that servers failing for a shared reason
-// do not restart in lockstep.
-func (s *Server) backoff(failures int) time.Duration {
-	d := s.opts.MinBackoff << min(failures-1, 20)
-	if d > s.opts.MaxBackoff || d <= 0 {
-		d = s.opts.MaxBackoff
-	}
-	return d/2 + rand.N(d/2+1)
 }
 
 // prepare resolves what to run and where: it clones GitHub servers and runs

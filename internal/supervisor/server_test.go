@@ -192,7 +192,7 @@ func TestCrashMidCallThenRestart(t *testing.T) {
 }
 
 func TestCrashLoopFails(t *testing.T) {
-	s, _ := runServer(t, fixture.Options{ExitAtStart: 4}, Options{FailAfter: 3, MaxBackoff: 50 * time.Millisecond})
+	s, _ := runServer(t, fixture.Options{ExitAtStart: 4}, Options{RestartPolicy: RestartPolicy{FailAfter: 3, MaxBackoff: 50 * time.Millisecond}})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if err := s.WaitStarted(ctx); err == nil || !strings.Contains(err.Error(), "exit status 4") {
