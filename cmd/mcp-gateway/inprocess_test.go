@@ -265,7 +265,20 @@ func TestSessionLimitSparesBusySessions(t *testing.T) {
 		return g.sessions.inFlight(idle.ID()) == 0 && g.sessions.inFlight(recent.ID()) == 0
 	})
 	newest := connect()
-	waitFor(t, 20*time.Second, "the idle session to be closed", func() bool {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("busy=%s idle=%s recent=%s newest=%s", busy.ID(), idle.ID(), recent.ID(), newest.ID())
+			for ss := range g.agg.Server().Sessions() {
+				t.Logf("live: %s", ss.ID())
+			}
+			for _, l := range strings.Split(logs.String(), "\n") {
+				if strings.Contains(l, "closing") || strings.Contains(l, "eviction") {
+					t.Log(l)
+				}
+			}
+		}
+	})
+	waitFor(t, 60*time.Second, "the idle session to be closed", func() bool {
 		return pingStatus(t, url, token, idle.ID()) == http.StatusNotFound
 	})
 	for name, cs := range map[string]*mcp.ClientSession{"busy": busy, "recent": recent, "newest": newest} {

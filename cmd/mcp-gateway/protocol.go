@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -75,10 +76,20 @@ func (g rpcGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if g.fast != nil && g.fast(w, r, body) {
 		return
 	}
+	if id == nil {
+		// A notification or a response: traffic of the client library
+		// (notifications/initialized, cancellations, answers to the
+		// gateway's requests), not the agent using the session.
+		r = r.WithContext(context.WithValue(r.Context(), clientTrafficKey{}, true))
+	}
 	rw := &rpcErrorWriter{ResponseWriter: w, id: id}
 	g.next.ServeHTTP(rw, r)
 	rw.finish()
 }
+
+// clientTrafficKey marks, in a request's context, a POST that carries no
+// request of the agent's; sessionLimit does not count it as use.
+type clientTrafficKey struct{}
 
 type readCloser struct{ *bytes.Reader }
 

@@ -69,8 +69,12 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 			return
 		}
 		post := r.Method == http.MethodPost
-		l.touch(id, post, +1)
-		defer l.touch(id, post, -1)
+		// Recency counts the agent's requests; a notification such as the
+		// client's own notifications/initialized, which a client library
+		// may send late, must not make an idle session look recent.
+		use := !(post && r.Context().Value(clientTrafficKey{}) != nil)
+		l.touch(id, post, use, +1)
+		defer l.touch(id, post, false, -1)
 		next.ServeHTTP(w, r)
 		if r.Method == http.MethodDelete {
 			l.forget(id)
@@ -80,7 +84,7 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 
 // touch marks a known session as used now. Unknown ids are ignored: the
 // SDK answers them 404, and remembering them would let anyone grow the map.
-func (l *sessionLimit) touch(id string, post bool, delta int) {
+func (l *sessionLimit) touch(id string, post, use bool, delta int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u, ok := l.seen[id]
@@ -90,7 +94,7 @@ func (l *sessionLimit) touch(id string, post bool, delta int) {
 	// Recency is when requests start: a response that finishes writing
 	// after the client moved on to another session must not make this one
 	// look more recent than that one.
-	if delta > 0 {
+	if use {
 		l.clock++
 		u.last = l.clock
 	}
@@ -136,6 +140,12 @@ func (l *sessionLimit) admit(id string) {
 		victim := l.lruLocked(id)
 		if victim == "" {
 			break
+		}
+		if e := l.log.Debug(); e.Enabled() {
+			for sid, u := range l.seen {
+				e = e.Dict(sid, zerolog.Dict().Uint64("last", u.last).Int("active", u.active))
+			}
+			e.Str("victim", victim).Msg("session eviction candidates")
 		}
 		delete(l.seen, victim)
 		if ss := live[victim]; ss != nil {

@@ -421,7 +421,17 @@ func TestSessionsBoundedByCount(t *testing.T) {
 		}
 	}
 	s4 := sb.connect(ctx, nil)
-	waitFor(t, 20*time.Second, "the least recently used session to be closed", func() bool {
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("s1=%s s2=%s s3=%s s4=%s", s1.ID(), s2.ID(), s3.ID(), s4.ID())
+			for _, l := range strings.Split(sb.log(), "\n") {
+				if strings.Contains(l, "closing") {
+					t.Log(l)
+				}
+			}
+		}
+	})
+	waitFor(t, 60*time.Second, "the least recently used session to be closed", func() bool {
 		return sb.rawPing(s2.ID()) == http.StatusNotFound
 	})
 	if _, err := s2.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err == nil {
