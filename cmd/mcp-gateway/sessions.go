@@ -53,12 +53,17 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(sessionIDHeader)
 		if id == "" {
-			next.ServeHTTP(w, r)
-			if r.Method == http.MethodPost {
-				if id := w.Header().Get(sessionIDHeader); id != "" {
-					l.admit(id)
-				}
+			if r.Method != http.MethodPost {
+				next.ServeHTTP(w, r)
+				return
 			}
+			// Admit the new session when its id is about to reach the
+			// client, not after the response: once the client has the
+			// id it may use the other sessions, and that use must not
+			// race with picking which one to close.
+			aw := &admitWriter{ResponseWriter: w, admit: l.admit}
+			next.ServeHTTP(aw, r)
+			aw.header()
 			return
 		}
 		if r.Method == http.MethodGet {
@@ -181,3 +186,34 @@ func (l *sessionLimit) lruLocked(keep string) string {
 	}
 	return best
 }
+
+// admitWriter calls admit with the new session's id just before the
+// response headers go out.
+type admitWriter struct {
+	http.ResponseWriter
+	admit func(id string)
+	done  bool
+}
+
+func (w *admitWriter) header() {
+	if w.done {
+		return
+	}
+	w.done = true
+	if id := w.Header().Get(sessionIDHeader); id != "" {
+		w.admit(id)
+	}
+}
+
+func (w *admitWriter) WriteHeader(code int) {
+	w.header()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *admitWriter) Write(p []byte) (int, error) {
+	w.header()
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection's Flush.
+func (w *admitWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
