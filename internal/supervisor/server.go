@@ -5,6 +5,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -115,6 +116,7 @@ type Server struct {
 type instance struct {
 	proc *process
 	cs   *mcp.ClientSession
+	conn *lineConn // for raw calls, beside cs
 	// ended is closed when the session's connection has ended, which is
 	// usually the process exiting, but can also be a server that closed its
 	// stdout and lives on: an instance that can no longer answer.
@@ -369,7 +371,7 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 		}
 		return nil, withTail(fmt.Errorf("mcp handshake: %w", err), proc.tail.last(5))
 	}
-	inst := &instance{proc: proc, cs: cs, ended: make(chan struct{})}
+	inst := &instance{proc: proc, cs: cs, conn: t.conn, ended: make(chan struct{})}
 	go func() {
 		_ = cs.Wait()
 		close(inst.ended)
@@ -486,7 +488,23 @@ func (s *Server) Do(ctx context.Context, fn func(cs *mcp.ClientSession) error) e
 	if err != nil {
 		return &CallError{Server: s.spec.Name, Err: err}
 	}
-	err = fn(inst.cs)
+	return s.callError(ctx, inst, fn(inst.cs))
+}
+
+// CallRaw sends one request with raw JSON params and returns the server's
+// raw result, waiting like Do while the server starts or restarts; errors
+// are those of Do. The bytes pass through undecoded (see rawCalls).
+func (s *Server) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	inst, err := s.session(ctx)
+	if err != nil {
+		return nil, &CallError{Server: s.spec.Name, Err: err}
+	}
+	res, err := inst.conn.roundTrip(ctx, method, params)
+	return res, s.callError(ctx, inst, err)
+}
+
+// callError turns the error of a call on inst into what callers see.
+func (s *Server) callError(ctx context.Context, inst *instance, err error) error {
 	if err == nil {
 		return nil
 	}

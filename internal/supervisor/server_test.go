@@ -45,13 +45,18 @@ func (l *logBuffer) String() string {
 // that its process is gone.
 func runServer(t *testing.T, fx fixture.Options, opts Options) (*Server, *logBuffer) {
 	t.Helper()
+	argv, env := fixture.Command(fx)
+	return runSpec(t, catalog.ServerSpec{Name: "fx", Kind: catalog.KindLocal, Command: argv, Env: envMap(env)}, opts)
+}
+
+// runSpec starts a supervised server for spec, like runServer.
+func runSpec(t *testing.T, spec catalog.ServerSpec, opts Options) (*Server, *logBuffer) {
+	t.Helper()
 	logs := &logBuffer{}
 	opts.Logger = zerolog.New(logs)
 	if opts.MinBackoff == 0 {
 		opts.MinBackoff = 10 * time.Millisecond
 	}
-	argv, env := fixture.Command(fx)
-	spec := catalog.ServerSpec{Name: "fx", Kind: catalog.KindLocal, Command: argv, Env: envMap(env)}
 	s := New(spec, opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -125,69 +130,79 @@ func TestNoiseOnStdoutKeepsSession(t *testing.T) {
 	}
 }
 
+// TestLargeResults: results up to the limit pass intact; a larger one fails
+// its call clearly and the server stays usable. Over both call paths.
 func TestLargeResults(t *testing.T) {
-	s, _ := runServer(t, fixture.Options{}, Options{MaxMessageBytes: 12 << 20})
-	// Generous: a race-built fixture encodes 10 and 13 MiB slowly, and
-	// slower still on a loaded machine (32s seen).
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	res, err := call(ctx, s, "big", map[string]any{"bytes": 10 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := len(resultText(t, res)); n != 10<<20 {
-		t.Fatalf("10 MiB result arrived with %d bytes", n)
-	}
-	// Over the limit: that call fails clearly, the server stays usable.
-	_, err = call(ctx, s, "big", map[string]any{"bytes": 13 << 20})
-	if err == nil || !strings.Contains(err.Error(), "too large") {
-		t.Fatalf("oversized result: err = %v", err)
-	}
-	res, err = call(ctx, s, "echo", map[string]any{"text": "ok"})
-	if err != nil || resultText(t, res) != "ok" {
-		t.Fatalf("call after oversized result: %v %v", res, err)
-	}
-	if st := s.Status(); st.Restarts != 0 {
-		t.Errorf("oversized result caused a restart: %+v", st)
+	for name, callText := range callPaths {
+		t.Run(name, func(t *testing.T) {
+			s, _ := runServer(t, fixture.Options{}, Options{MaxMessageBytes: 12 << 20})
+			// Generous: a race-built fixture encodes 10 and 13 MiB slowly, and
+			// slower still on a loaded machine (32s seen).
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			text, err := callText(ctx, s, "big", map[string]any{"bytes": 10 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(text); n != 10<<20 {
+				t.Fatalf("10 MiB result arrived with %d bytes", n)
+			}
+			_, err = callText(ctx, s, "big", map[string]any{"bytes": 13 << 20})
+			if err == nil || !strings.Contains(err.Error(), "too large") {
+				t.Fatalf("oversized result: err = %v", err)
+			}
+			text, err = callText(ctx, s, "echo", map[string]any{"text": "ok"})
+			if err != nil || text != "ok" {
+				t.Fatalf("call after oversized result: %q %v", text, err)
+			}
+			if st := s.Status(); st.Restarts != 0 {
+				t.Errorf("oversized result caused a restart: %+v", st)
+			}
+		})
 	}
 }
 
+// TestCrashMidCallThenRestart: a call in flight when the process is killed
+// fails promptly, naming how the server ended; the next call reaches the
+// restarted server. Over both call paths.
 func TestCrashMidCallThenRestart(t *testing.T) {
-	s, _ := runServer(t, fixture.Options{}, Options{})
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	if err := s.WaitStarted(ctx); err != nil {
-		t.Fatal(err)
-	}
-	pid := s.Status().PID
-	// A slow call in flight when the process is killed fails promptly,
-	// naming how the server ended.
-	errc := make(chan error, 1)
-	go func() {
-		_, err := call(ctx, s, "sleep", map[string]any{"ms": 10000})
-		errc <- err
-	}()
-	time.Sleep(200 * time.Millisecond)
-	syscall.Kill(pid, syscall.SIGKILL)
-	var err error
-	select {
-	case err = <-errc:
-	case <-time.After(5 * time.Second):
-		t.Fatal("in-flight call hung after the server was killed")
-	}
-	var ce *CallError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "killed by signal 9") || !strings.Contains(err.Error(), `"fx"`) {
-		t.Fatalf("in-flight call error = %v", err)
-	}
-	res, err := call(ctx, s, "pid", nil)
-	if err != nil {
-		t.Fatalf("call after restart: %v", err)
-	}
-	if resultText(t, res) == "" || s.Status().PID == pid {
-		t.Errorf("server not restarted: %+v", s.Status())
-	}
-	if st := s.Status(); st.Restarts != 1 || st.State != StateReady {
-		t.Errorf("status after restart: %+v", st)
+	for name, callText := range callPaths {
+		t.Run(name, func(t *testing.T) {
+			s, _ := runServer(t, fixture.Options{}, Options{})
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			if err := s.WaitStarted(ctx); err != nil {
+				t.Fatal(err)
+			}
+			pid := s.Status().PID
+			errc := make(chan error, 1)
+			go func() {
+				_, err := callText(ctx, s, "sleep", map[string]any{"ms": 10000})
+				errc <- err
+			}()
+			time.Sleep(200 * time.Millisecond)
+			syscall.Kill(pid, syscall.SIGKILL)
+			var err error
+			select {
+			case err = <-errc:
+			case <-time.After(5 * time.Second):
+				t.Fatal("in-flight call hung after the server was killed")
+			}
+			var ce *CallError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "killed by signal 9") || !strings.Contains(err.Error(), `"fx"`) {
+				t.Fatalf("in-flight call error = %v", err)
+			}
+			text, err := callText(ctx, s, "pid", nil)
+			if err != nil {
+				t.Fatalf("call after restart: %v", err)
+			}
+			if text == "" || s.Status().PID == pid {
+				t.Errorf("server not restarted: %+v", s.Status())
+			}
+			if st := s.Status(); st.Restarts != 1 || st.State != StateReady {
+				t.Errorf("status after restart: %+v", st)
+			}
+		})
 	}
 }
 

@@ -35,6 +35,8 @@ type lineTransport struct {
 	// intercept, if set, sees every notification before the SDK does, on
 	// the reader goroutine; returning true consumes it.
 	intercept func(*jsonrpc.Request) bool
+	// conn is the connection Connect made, for raw calls.
+	conn *lineConn
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -42,14 +44,16 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 	if max <= 0 {
 		max = DefaultMaxMessageBytes
 	}
-	return &lineConn{
+	t.conn = &lineConn{
 		br:        bufio.NewReaderSize(t.r, 64<<10),
 		r:         t.r,
 		w:         t.w,
 		max:       max,
 		noise:     t.noise,
 		intercept: t.intercept,
-	}, nil
+		raw:       newRawCalls(),
+	}
+	return t.conn, nil
 }
 
 type lineConn struct {
@@ -58,6 +62,7 @@ type lineConn struct {
 	max       int
 	noise     func([]byte)
 	intercept func(*jsonrpc.Request) bool
+	raw       *rawCalls
 
 	wmu sync.Mutex // serializes writes so each message is one line
 	w   io.WriteCloser
@@ -75,10 +80,14 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	for {
 		line, oversize, err := c.readLine()
 		if err != nil {
+			c.raw.end(err)
 			return nil, err
 		}
 		if oversize > 0 {
 			if msg := oversizeResponse(line, oversize, c.max); msg != nil {
+				if c.raw.deliver(msg) {
+					continue
+				}
 				return msg, nil
 			}
 			c.report([]byte(fmt.Sprintf("[dropped a %d-byte message: larger than the %d-byte limit]", oversize, c.max)))
@@ -98,6 +107,9 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			continue
 		}
 		if req, ok := msg.(*jsonrpc.Request); ok && !req.ID.IsValid() && c.intercept != nil && c.intercept(req) {
+			continue
+		}
+		if c.raw.deliver(msg) {
 			continue
 		}
 		return msg, nil
@@ -201,6 +213,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 // stopping an MCP stdio server; the supervisor escalates from there.
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
+		c.raw.end(errors.New("connection closed"))
 		werr := c.w.Close()
 		rerr := c.r.Close()
 		c.closeErr = errors.Join(werr, rerr)

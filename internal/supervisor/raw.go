@@ -1,0 +1,138 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+)
+
+// rawIDPrefix marks the ids of raw requests. The SDK's client session
+// numbers its requests with integers, so a string id with this prefix can
+// only answer a raw request.
+const rawIDPrefix = "mcp-gateway-raw-"
+
+// rawCalls are requests written to a server past the SDK's client session:
+// the params go out and the result comes back as the bytes the server sent,
+// neither decoded into Go types nor encoded again. A forwarded tools/call
+// needs nothing more, and decoding and re-encoding its result was most of
+// the gateway's cost per call (issue 6). They share the connection, and its
+// reader, with the session.
+type rawCalls struct {
+	mu      sync.Mutex
+	n       uint64
+	pending map[string]chan *jsonrpc.Response
+	ended   chan struct{} // closed when the connection ends
+	err     error         // why it ended; set before ended is closed
+}
+
+func newRawCalls() *rawCalls {
+	return &rawCalls{pending: make(map[string]chan *jsonrpc.Response), ended: make(chan struct{})}
+}
+
+// add registers a new request and returns its id and where its response
+// will arrive.
+func (r *rawCalls) add() (string, chan *jsonrpc.Response, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return "", nil, r.err
+	}
+	r.n++
+	id := rawIDPrefix + strconv.FormatUint(r.n, 10)
+	ch := make(chan *jsonrpc.Response, 1)
+	r.pending[id] = ch
+	return id, ch, nil
+}
+
+func (r *rawCalls) remove(id string) {
+	r.mu.Lock()
+	delete(r.pending, id)
+	r.mu.Unlock()
+}
+
+// deliver hands msg to the raw request it answers and reports whether it
+// did; everything else is the SDK's.
+func (r *rawCalls) deliver(msg jsonrpc.Message) bool {
+	resp, ok := msg.(*jsonrpc.Response)
+	if !ok {
+		return false
+	}
+	id, ok := resp.ID.Raw().(string)
+	if !ok || !strings.HasPrefix(id, rawIDPrefix) {
+		return false
+	}
+	r.mu.Lock()
+	ch := r.pending[id]
+	delete(r.pending, id)
+	r.mu.Unlock()
+	if ch != nil {
+		ch <- resp
+	}
+	// A late answer to a request given up on is dropped: the SDK would
+	// take it for a protocol error.
+	return true
+}
+
+// end fails every pending request and every later one with err.
+func (r *rawCalls) end(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return
+	}
+	r.err = err
+	close(r.ended)
+}
+
+// roundTrip sends one request with raw params and waits for its response.
+// When ctx ends first, the server is told with notifications/cancelled, as
+// the SDK's client does for its own requests.
+func (c *lineConn) roundTrip(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	id, ch, err := c.raw.add()
+	if err != nil {
+		return nil, err
+	}
+	if err := c.writeRaw(`{"jsonrpc":"2.0","id":"`, id, `","method":"`, method, `","params":`, string(params), "}"); err != nil {
+		c.raw.remove(id)
+		return nil, err
+	}
+	select {
+	case resp := <-ch:
+		if resp.Error != nil {
+			var wire *jsonrpc.Error
+			if errors.As(resp.Error, &wire) {
+				return nil, wire
+			}
+			return nil, resp.Error
+		}
+		return resp.Result, nil
+	case <-c.raw.ended:
+		c.raw.remove(id)
+		return nil, c.raw.err
+	case <-ctx.Done():
+		c.raw.remove(id)
+		_ = c.writeRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`, id, `","reason":"the agent cancelled the call"}}`)
+		return nil, ctx.Err()
+	}
+}
+
+// writeRaw writes the concatenation of parts as one line.
+func (c *lineConn) writeRaw(parts ...string) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.buf = c.buf[:0]
+	for _, p := range parts {
+		c.buf = append(c.buf, p...)
+	}
+	c.buf = append(c.buf, '\n')
+	_, err := c.w.Write(c.buf)
+	if cap(c.buf) > 1<<20 {
+		c.buf = nil
+	}
+	return err
+}
