@@ -97,6 +97,9 @@ type Server struct {
 	spec catalog.ServerSpec
 	opts Options
 	log  zerolog.Logger
+	// extraEnv holds the VAR=value words in front of a runCmd started
+	// without a shell (directCommand); set by prepare.
+	extraEnv []string
 
 	mu       sync.Mutex
 	state    State
@@ -308,6 +311,12 @@ func (s *Server) prepare(ctx context.Context) (argv []string, dir string, err er
 		}
 	}
 	if s.spec.Shell != "" {
+		if words, assigns, ok := directCommand(s.spec.Shell); ok {
+			if path, ok := findProgram(words[0], dir, append(s.env(), assigns...)); ok {
+				s.extraEnv = assigns
+				return append([]string{path}, words[1:]...), dir, nil
+			}
+		}
 		return []string{"/bin/sh", "-c", shellLine(s.spec.Shell)}, dir, nil
 	}
 	if len(s.spec.Command) == 0 {
@@ -327,7 +336,7 @@ func (s *Server) env() []string {
 	for k, v := range s.spec.Env {
 		env = append(env, k+"="+v)
 	}
-	return env
+	return append(env, s.extraEnv...)
 }
 
 // start starts one instance and completes the MCP handshake with it.
