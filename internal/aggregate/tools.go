@@ -88,11 +88,7 @@ func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Tim
 	case err != nil:
 		// Only the code: an upstream's error message may quote the
 		// arguments, and the audit log never holds values.
-		rec.Outcome, rec.Error = "error", "internal error"
-		var wire *jsonrpc.Error
-		if errors.As(err, &wire) {
-			rec.Error = fmt.Sprintf("code %d", wire.Code)
-		}
+		rec.Outcome, rec.Error = "error", errorCode(err)
 	case res != nil && res.IsError:
 		rec.Outcome = "tool_error"
 	}
@@ -133,3 +129,13 @@ func payloadBytes(res *mcp.CallToolResult) int {
 }
 
 func base64Len(n int) int { return (n + 2) / 3 * 4 }
+
+// errorCode is what the audit log says of a failed call: only the code, as
+// an upstream's error message may quote the arguments.
+func errorCode(err error) string {
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		return fmt.Sprintf("code %d", wire.Code)
+	}
+	return "internal error"
+}

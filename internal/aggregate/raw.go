@@ -1,0 +1,146 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	fastjson "github.com/segmentio/encoding/json"
+)
+
+// RawCaller is an Upstream that can also forward a request as raw JSON and
+// return the raw result (*supervisor.Server for stdio servers).
+type RawCaller interface {
+	CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// ErrNeedsSession is returned by CallToolRaw for a call it leaves to the
+// SDK's session machinery; nothing was sent upstream.
+var ErrNeedsSession = errors.New("aggregate: the call needs the session's own stream")
+
+// CallToolRaw forwards a tools/call whose params are raw JSON and returns the
+// upstream's result as the bytes it sent: no Go types in between. It is the
+// gateway's hot path (issue 6); the SDK path (callTool) costs several times
+// more CPU per call, in decoding and encoding the result on both sides.
+//
+// The caller answers the agent on the request's own HTTP response, outside
+// the SDK, so CallToolRaw takes only calls during which the server cannot
+// need that request's stream, and returns ErrNeedsSession otherwise: a call
+// with a progress token; a session that set a log level (its log messages
+// go with the call); a client that offers sampling or elicitation (requests
+// that belong to the call); a client that offers roots but has no
+// standalone stream open (hasStream), where a roots/list request goes, as
+// in the SDK's own JSON-response mode. Unknown tools, arguments that are not
+// an object and upstreams without raw support also go to the SDK path,
+// which owns their errors.
+func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool) (json.RawMessage, error) {
+	if !g.rawEligible(ss, hasStream) {
+		return nil, ErrNeedsSession
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      json.RawMessage `json:"_meta"`
+	}
+	if rest, err := fastjson.Parse(params, &p, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(rest) != 0 {
+		return nil, ErrNeedsSession
+	}
+	name := p.Name
+	if len(p.Meta) > 0 && bytes.Contains(p.Meta, []byte(`"`+progressKey+`"`)) {
+		return nil, ErrNeedsSession
+	}
+	args := bytes.TrimSpace(p.Arguments)
+	if len(args) > 0 && args[0] != '{' && !bytes.Equal(args, []byte("null")) {
+		return nil, ErrNeedsSession
+	}
+	g.mu.RLock()
+	r, ok := g.tools.routes[name]
+	g.mu.RUnlock()
+	if !ok {
+		return nil, ErrNeedsSession
+	}
+	up, ok := r.up.(RawCaller)
+	if !ok {
+		return nil, ErrNeedsSession
+	}
+	if r.name != name {
+		var err error
+		if params, err = rename(params, r.name); err != nil {
+			return nil, ErrNeedsSession
+		}
+	}
+	server := r.up.Name()
+	began := time.Now()
+	_, done := g.calls.begin(ctx, ss, server)
+	res, err := up.CallRaw(ctx, "tools/call", params)
+	done()
+	if err == nil && (len(res) == 0 || res[0] != '{') {
+		err = fmt.Errorf("tools/call result is not an object: %.40s", res)
+		res = nil
+	}
+	if err != nil {
+		err = upstreamError(server, err)
+	}
+	if g.audit != nil {
+		rec := CallRecord{Session: ss.ID(), Server: server, Tool: name, Duration: time.Since(began),
+			BytesIn: len(args), BytesOut: len(res), Outcome: "ok"}
+		switch {
+		case err != nil:
+			rec.Outcome, rec.Error = "error", errorCode(err)
+		case isErrorResult(res):
+			rec.Outcome = "tool_error"
+		}
+		g.audit(rec)
+	}
+	return res, err
+}
+
+// rawEligible reports whether nothing the server may send during a call
+// needs the call's own stream to reach this session (see CallToolRaw).
+func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream bool) bool {
+	ip := ss.InitializeParams()
+	if ip == nil {
+		return false
+	}
+	if caps := ip.Capabilities; caps != nil {
+		if caps.Sampling != nil || caps.Elicitation != nil {
+			return false
+		}
+		if caps.RootsV2 != nil && !hasStream {
+			return false
+		}
+	}
+	g.mu.RLock()
+	_, logs := g.levels[ss]
+	g.mu.RUnlock()
+	return !logs
+}
+
+// isErrorResult reports whether a raw CallToolResult has isError set.
+func isErrorResult(res json.RawMessage) bool {
+	if !bytes.Contains(res, []byte(`"isError"`)) {
+		return false
+	}
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	return json.Unmarshal(res, &r) == nil && r.IsError
+}
+
+// rename returns params with "name" set to name, the other members as sent.
+func rename(params json.RawMessage, name string) (json.RawMessage, error) {
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(name)
+	if err != nil {
+		return nil, err
+	}
+	p["name"] = b
+	return json.Marshal(p)
+}
