@@ -2,69 +2,197 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 )
 
-// listFastPath answers tools/list for a live session straight from the
-// aggregate's encoded pages, as a plain JSON response (streamable HTTP lets
-// a server answer a POST with application/json). Going through the SDK, a
-// list of 6,400 tools cost ~35 ms of CPU per request in reflection and JSON
-// compaction (issue 6); this path costs a map lookup and one write.
+// The fast path answers the two requests an agent makes most, tools/list and
+// tools/call, outside the SDK's session machinery, as plain JSON responses
+// (streamable HTTP lets a server answer a POST with application/json). The
+// SDK path decodes a request into Go types, runs it through its handlers,
+// encodes the result and frames it as an SSE stream; for a forwarded call
+// that is done again on the upstream side. Here a call's result goes from the
+// server's stdout to the agent as the bytes the server wrote (issue 6).
 //
-// It takes only what it fully understands: one tools/list request with an id,
-// on a session the SDK knows. Everything else, including an invalid cursor
-// and sessions that are gone (which must get the SDK's 404), goes to the SDK.
-func (g *gateway) listFastPath(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	if !bytes.Contains(body, []byte(`"tools/list"`)) {
-		return false
-	}
-	var req struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Method  string          `json:"method"`
-		Params  *struct {
-			Cursor string `json:"cursor"`
-		} `json:"params"`
-	}
-	if json.Unmarshal(body, &req) != nil || req.Method != "tools/list" || req.JSONRPC != "2.0" ||
-		len(req.ID) == 0 || bytes.Equal(req.ID, []byte("null")) {
-		return false
-	}
+// It takes only what it fully understands: a single request with an id, on a
+// session the SDK holds, from a client that accepts JSON responses. What it
+// declines goes to the SDK unchanged, which also owns every error other than
+// an upstream's: unknown tools, bad params, gone sessions (404).
+type fastPath struct {
+	g *gateway
+
+	mu    sync.Mutex
+	calls map[fastCallKey]context.CancelFunc // tools/call in flight, for notifications/cancelled
+}
+
+type fastCallKey struct{ session, id string }
+
+func newFastPath(g *gateway) *fastPath {
+	return &fastPath{g: g, calls: make(map[fastCallKey]context.CancelFunc)}
+}
+
+// serve answers r and reports true, or reports false having written nothing.
+func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
+	msg := messageOf(r)
 	sid := r.Header.Get(sessionIDHeader)
-	if sid == "" || !g.sessionLive(sid) {
+	if msg == nil || sid == "" || r.Method != http.MethodPost {
 		return false
 	}
-	cursor := ""
-	if req.Params != nil {
-		cursor = req.Params.Cursor
+	switch msg.Method {
+	case "notifications/cancelled":
+		return f.cancel(w, sid, msg)
+	case "tools/list", "tools/call":
+	default:
+		return false
 	}
-	page, err := g.agg.ToolsPage(cursor)
+	if len(msg.ID) == 0 || !acceptsJSON(r) {
+		return false
+	}
+	ss := f.g.session(sid)
+	if ss == nil {
+		return false
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
+		if ip := ss.InitializeParams(); ip == nil || ip.ProtocolVersion != v {
+			return false // the SDK's check and its error
+		}
+	}
+	if msg.Method == "tools/list" {
+		return f.list(w, msg)
+	}
+	return f.call(w, r, ss, sid, msg)
+}
+
+// list answers tools/list from the aggregate's encoded pages. Through the
+// SDK, a list of 6,400 tools cost ~35 ms of CPU per request in reflection and
+// JSON compaction; here it costs a map lookup and one write.
+func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if len(msg.Params) > 0 && !bytes.Equal(msg.Params, []byte("null")) && json.Unmarshal(msg.Params, &p) != nil {
+		return false
+	}
+	page, err := f.g.agg.ToolsPage(p.Cursor)
 	if err != nil {
+		return false // an invalid cursor: the SDK's error
+	}
+	writeResult(w, msg.ID, page)
+	return true
+}
+
+// call forwards a tools/call as raw JSON (aggregate.CallToolRaw). The call
+// lives as long as the HTTP request, and notifications/cancelled for its id
+// ends it early, upstream too.
+func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage) bool {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	key := fastCallKey{sid, string(msg.ID)}
+	f.mu.Lock()
+	_, dup := f.calls[key]
+	if !dup {
+		f.calls[key] = cancel
+	}
+	f.mu.Unlock()
+	if dup {
+		return false // a reused id: the SDK's business
+	}
+	defer func() {
+		f.mu.Lock()
+		delete(f.calls, key)
+		f.mu.Unlock()
+	}()
+	res, err := f.g.agg.CallToolRaw(ctx, ss, msg.Params, f.g.sessions.hasStream(sid))
+	if errors.Is(err, aggregate.ErrNeedsSession) {
 		return false
 	}
+	if err != nil {
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) {
+			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+		if ctx.Err() != nil && r.Context().Err() == nil {
+			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled"}
+		}
+		writeRPCError(w, http.StatusOK, msg.ID, wire.Code, wire.Message)
+		return true
+	}
+	writeResult(w, msg.ID, res)
+	return true
+}
+
+// cancel ends a fast-path call named by notifications/cancelled and answers
+// 202 like the SDK; a cancellation of anything else is the SDK's.
+func (f *fastPath) cancel(w http.ResponseWriter, sid string, msg *rpcMessage) bool {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(msg.Params, &p) != nil || len(p.RequestID) == 0 {
+		return false
+	}
+	f.mu.Lock()
+	stop, ok := f.calls[fastCallKey{sid, string(bytes.TrimSpace(p.RequestID))}]
+	f.mu.Unlock()
+	if !ok {
+		return false
+	}
+	stop()
+	w.WriteHeader(http.StatusAccepted)
+	return true
+}
+
+// acceptsJSON reports whether the client takes both response forms, as the
+// transport requires of every POST (the SDK refuses others with its error).
+func acceptsJSON(r *http.Request) bool {
+	var json, sse bool
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(strings.TrimSpace(part), ";")
+			switch strings.TrimSpace(mt) {
+			case "application/json":
+				json = true
+			case "text/event-stream":
+				sse = true
+			case "*/*":
+				json, sse = true, true
+			}
+		}
+	}
+	return json && sse
+}
+
+// writeResult writes a JSON-RPC response with a raw result.
+func writeResult(w http.ResponseWriter, id, result json.RawMessage) {
 	var out bytes.Buffer
-	out.Grow(len(page) + len(req.ID) + 40)
+	out.Grow(len(result) + len(id) + 40)
 	out.WriteString(`{"jsonrpc":"2.0","id":`)
-	out.Write(req.ID)
+	out.Write(id)
 	out.WriteString(`,"result":`)
-	out.Write(page)
+	out.Write(result)
 	out.WriteString("}\n")
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Set("Content-Length", strconv.Itoa(out.Len()))
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out.Bytes())
-	return true
 }
 
-// sessionLive reports whether the SDK currently holds session id.
-func (g *gateway) sessionLive(id string) bool {
+// session returns the SDK's session with this id, or nil.
+func (g *gateway) session(id string) *mcp.ServerSession {
 	for ss := range g.agg.Server().Sessions() {
 		if ss.ID() == id {
-			return true
+			return ss
 		}
 	}
-	return false
+	return nil
 }

@@ -251,11 +251,16 @@ func (g *gateway) handler() http.Handler {
 	// No SessionTimeout: sessions are bounded by count (sessions.go), never
 	// closed for idleness, so they survive a paused sandbox.
 	g.sessions = newSessionLimit(g.set.MaxSessions, g.agg.Server(), g.log)
-	streamable := g.sessions.wrap(
-		mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.agg.Server() },
-			&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: g.set.Limits.withDefaults().MaxBodyBytes}))
-	// Bodies are read, bounded and checked as JSON-RPC before the SDK (protocol.go).
-	guarded := rpcGuard{limits: g.set.Limits, next: streamable, fast: g.listFastPath}
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.agg.Server() },
+		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: g.set.Limits.withDefaults().MaxBodyBytes})
+	fast := newFastPath(g)
+	// Bodies are read, bounded and checked as JSON-RPC first (protocol.go);
+	// then session accounting, for the fast path (fastpath.go) and the SDK alike.
+	guarded := rpcGuard{limits: g.set.Limits, next: g.sessions.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !fast.serve(w, r) {
+			sdk.ServeHTTP(w, r)
+		}
+	}))}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", auth.Bearer(g.token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		g.trim.seen()

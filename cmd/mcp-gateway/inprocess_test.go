@@ -27,13 +27,23 @@ import (
 // gateway's goroutines and file descriptors. It is stopped at cleanup.
 func inProcessGateway(t *testing.T, set *settings, log io.Writer) (url, token string, g *gateway) {
 	t.Helper()
-	argv, env := fixture.Command(fixture.Options{Tools: []string{"echo", "sleep"}})
+	return inProcessGatewayOf(t, set, log, fixtureSpec("fx", fixture.Options{Tools: []string{"echo", "sleep"}}))
+}
+
+// fixtureSpec is a local server running the fixture with opts.
+func fixtureSpec(name string, opts fixture.Options) catalog.ServerSpec {
+	argv, env := fixture.Command(opts)
 	envs := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		envs[k] = v
 	}
-	specs := []catalog.ServerSpec{{Name: "fx", Kind: catalog.KindLocal, Command: argv, Env: envs}}
+	return catalog.ServerSpec{Name: name, Kind: catalog.KindLocal, Command: argv, Env: envs}
+}
+
+// inProcessGatewayOf is inProcessGateway with the given servers.
+func inProcessGatewayOf(t *testing.T, set *settings, log io.Writer, specs ...catalog.ServerSpec) (url, token string, g *gateway) {
+	t.Helper()
 	token = "churn-token"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

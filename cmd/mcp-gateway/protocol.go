@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	fastjson "github.com/segmentio/encoding/json"
 )
 
 // rpcGuard stands in front of the SDK's streamable HTTP handler and makes
@@ -29,14 +30,13 @@ import (
 //     SDK client treats a 4xx with a JSON-RPC error body as that call's
 //     failure, but a plain-text 4xx as a broken connection.
 //
-// Methods, sessions and everything after the envelope stay the SDK's. GET
-// and DELETE pass through untouched.
+// The checked message travels on in the request's context (messageOf), so
+// the handlers after the guard need not parse the body again. Methods,
+// sessions and everything after the envelope stay the SDK's. GET and DELETE
+// pass through untouched.
 type rpcGuard struct {
 	limits httpLimits
 	next   http.Handler
-	// fast, if set, may answer a checked request itself and report true
-	// (see listFastPath).
-	fast func(w http.ResponseWriter, r *http.Request, body []byte) bool
 }
 
 func (g rpcGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -68,97 +68,136 @@ func (g rpcGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.next.ServeHTTP(w, r) // the SDK answers 415
 		return
 	}
-	id, rpcErr := checkEnvelope(body)
+	msg, rpcErr := checkEnvelope(body)
 	if rpcErr != nil {
-		writeRPCError(w, http.StatusBadRequest, id, rpcErr.Code, rpcErr.Message)
+		writeRPCError(w, http.StatusBadRequest, msg.ID, rpcErr.Code, rpcErr.Message)
 		return
 	}
-	if g.fast != nil && g.fast(w, r, body) {
-		return
-	}
-	if id == nil {
-		// A notification or a response: traffic of the client library
-		// (notifications/initialized, cancellations, answers to the
-		// gateway's requests), not the agent using the session.
-		r = r.WithContext(context.WithValue(r.Context(), clientTrafficKey{}, true))
-	}
-	rw := &rpcErrorWriter{ResponseWriter: w, id: id}
+	r = r.WithContext(context.WithValue(r.Context(), rpcMessageKey{}, msg))
+	rw := &rpcErrorWriter{ResponseWriter: w, id: msg.ID}
 	g.next.ServeHTTP(rw, r)
 	rw.finish()
 }
 
-// clientTrafficKey marks, in a request's context, a POST that carries no
-// request of the agent's; sessionLimit does not count it as use.
-type clientTrafficKey struct{}
+// rpcMessage is a POST's body as checked by rpcGuard.
+type rpcMessage struct {
+	// ID is the id of a single request or response, nil for a
+	// notification or a batch.
+	ID     json.RawMessage
+	Method string          // of a single request or notification
+	Params json.RawMessage // of a single request or notification
+}
+
+// clientTraffic reports whether the message carries no request of the
+// agent's: a notification or a response is traffic of the client library
+// (notifications/initialized, cancellations, answers to the gateway's
+// requests), not the agent using the session.
+func (m *rpcMessage) clientTraffic() bool { return m.ID == nil }
+
+type rpcMessageKey struct{}
+
+// messageOf returns the message rpcGuard checked, or nil for a request that
+// did not pass through it with a JSON-RPC body.
+func messageOf(r *http.Request) *rpcMessage {
+	m, _ := r.Context().Value(rpcMessageKey{}).(*rpcMessage)
+	return m
+}
 
 type readCloser struct{ *bytes.Reader }
 
 func (readCloser) Close() error { return nil }
 
 // checkEnvelope checks that body is one JSON-RPC 2.0 message, or a batch of
-// them, as JSON-RPC 2.0 defines them. It returns the id of a single message
-// with a valid id (for the error response), and the error to answer with.
-func checkEnvelope(body []byte) (json.RawMessage, *jsonrpc.Error) {
+// them, as JSON-RPC 2.0 defines them, and returns what it read of a single
+// message. On error the message holds the id to answer with, if valid.
+func checkEnvelope(body []byte) (*rpcMessage, *jsonrpc.Error) {
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) == 0 {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: empty body"}
-	}
-	var v json.RawMessage
-	if err := json.Unmarshal(trimmed, &v); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+		return &rpcMessage{}, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: empty body"}
 	}
 	if trimmed[0] != '[' {
 		return checkMessage(trimmed)
 	}
 	var batch []json.RawMessage
 	if err := json.Unmarshal(trimmed, &batch); err != nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+		return &rpcMessage{}, parseError(trimmed)
 	}
 	if len(batch) == 0 {
-		return nil, invalidRequest("empty batch")
+		return &rpcMessage{}, invalidRequest("empty batch")
 	}
 	for i, m := range batch {
-		if id, err := checkMessage(m); err != nil {
+		if msg, err := checkMessage(m); err != nil {
 			err.Message = fmt.Sprintf("batch element %d: %s", i, err.Message)
-			return id, err
+			return msg, err
 		}
 	}
-	return nil, nil
+	return &rpcMessage{}, nil
+}
+
+// parseError explains why body is not JSON, or, when it is JSON of the wrong
+// shape, that it is not a JSON-RPC message.
+func parseError(body []byte) *jsonrpc.Error {
+	var v json.RawMessage
+	if err := json.Unmarshal(body, &v); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeParseError, Message: "parse error: " + err.Error()}
+	}
+	return invalidRequest("a JSON-RPC message is an object")
+}
+
+// wireMessage is the envelope of one JSON-RPC message; a member that is
+// absent stays nil.
+type wireMessage struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
 
 // checkMessage checks one message: a request or notification (method, and
 // an id for a request), or a response to a request of the gateway (id, and
 // result or error).
-func checkMessage(raw json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
-	var m map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
-		return nil, invalidRequest("a JSON-RPC message is an object")
-	}
-	var version string
-	if json.Unmarshal(m["jsonrpc"], &version) != nil || version != "2.0" {
-		return nil, invalidRequest(`"jsonrpc" must be "2.0"`)
-	}
-	rawID, hasID := m["id"]
-	var id json.RawMessage
-	if hasID {
-		if !validID(rawID) {
-			return nil, invalidRequest(`"id" must be a string or an integer`)
+//
+// It decodes with the JSON package the SDK itself uses: member names match
+// exactly, as JSON-RPC requires (encoding/json would take "JSONRPC" for
+// "jsonrpc"), and the members are not copied out of the body; every request
+// passes here, so its cost is paid on every call (issue 6).
+func checkMessage(raw json.RawMessage) (*rpcMessage, *jsonrpc.Error) {
+	msg := &rpcMessage{}
+	if len(raw) == 0 || raw[0] != '{' {
+		if !json.Valid(raw) {
+			return msg, parseError(raw)
 		}
-		id = rawID
+		return msg, invalidRequest("a JSON-RPC message is an object")
 	}
-	if rawMethod, ok := m["method"]; ok {
-		var method string
-		if json.Unmarshal(rawMethod, &method) != nil {
-			return id, invalidRequest(`"method" must be a string`)
+	var m wireMessage
+	if rest, err := fastjson.Parse(raw, &m, fastjson.ZeroCopy|fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(rest) != 0 {
+		return msg, parseError(raw)
+	}
+	if !bytes.Equal(m.JSONRPC, []byte(`"2.0"`)) {
+		var version string
+		if json.Unmarshal(m.JSONRPC, &version) != nil || version != "2.0" {
+			return msg, invalidRequest(`"jsonrpc" must be "2.0"`)
 		}
-		return id, nil
 	}
-	_, hasResult := m["result"]
-	_, hasError := m["error"]
-	if !hasID || hasResult == hasError {
-		return id, invalidRequest(`neither a request (no "method") nor a response (an "id" and one of "result" or "error")`)
+	if m.ID != nil {
+		if !validID(m.ID) {
+			return msg, invalidRequest(`"id" must be a string or an integer`)
+		}
+		msg.ID = m.ID
 	}
-	return id, nil
+	if m.Method != nil {
+		if json.Unmarshal(m.Method, &msg.Method) != nil {
+			return msg, invalidRequest(`"method" must be a string`)
+		}
+		msg.Params = m.Params
+		return msg, nil
+	}
+	if m.ID == nil || (m.Result != nil) == (m.Error != nil) {
+		return msg, invalidRequest(`neither a request (no "method") nor a response (an "id" and one of "result" or "error")`)
+	}
+	return msg, nil
 }
 
 // validID reports whether raw is an id the gateway can answer with as sent:

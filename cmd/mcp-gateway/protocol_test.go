@@ -38,8 +38,14 @@ type rawSession struct {
 
 func newRawSession(t *testing.T, url, token string) *rawSession {
 	t.Helper()
+	return newRawSessionWith(t, url, token, `{}`)
+}
+
+// newRawSessionWith initializes a raw session whose client declares caps.
+func newRawSessionWith(t *testing.T, url, token, caps string) *rawSession {
+	t.Helper()
 	s := &rawSession{t: t, url: url, token: token, client: &http.Client{Timeout: 60 * time.Second}}
-	status, h, replies := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	status, h, replies := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
 	if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil || h.Get("Mcp-Session-Id") == "" {
 		t.Fatalf("initialize: %d %+v", status, replies)
 	}

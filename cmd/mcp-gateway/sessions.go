@@ -37,8 +37,9 @@ type sessionLimit struct {
 }
 
 type sessionUse struct {
-	last   uint64 // clock at the latest request start
-	active int    // POSTs being served; GET streams do not count
+	last    uint64 // clock at the latest request start
+	active  int    // POSTs being served; GET streams do not count
+	streams int    // GET streams being served
 }
 
 func newSessionLimit(max int, server *mcp.Server, log zerolog.Logger) *sessionLimit {
@@ -70,6 +71,8 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 			// A GET is the client's standing stream for server messages,
 			// opened and reopened by the client library on its own: not a
 			// use of the session by the agent.
+			l.stream(id, +1)
+			defer l.stream(id, -1)
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -77,7 +80,8 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 		// Recency counts the agent's requests; a notification such as the
 		// client's own notifications/initialized, which a client library
 		// may send late, must not make an idle session look recent.
-		use := !(post && r.Context().Value(clientTrafficKey{}) != nil)
+		msg := messageOf(r)
+		use := !(post && msg != nil && msg.clientTraffic())
 		l.touch(id, post, use, +1)
 		defer l.touch(id, post, false, -1)
 		next.ServeHTTP(w, r)
@@ -106,6 +110,25 @@ func (l *sessionLimit) touch(id string, post, use bool, delta int) {
 	if post {
 		u.active += delta
 	}
+}
+
+// stream counts a session's open GET streams.
+func (l *sessionLimit) stream(id string, delta int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if u, ok := l.seen[id]; ok {
+		u.streams += delta
+	}
+}
+
+// hasStream reports whether the session's client has a standalone (GET)
+// stream open, where the server's messages that belong to no request can
+// reach it.
+func (l *sessionLimit) hasStream(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	u, ok := l.seen[id]
+	return ok && u.streams > 0
 }
 
 func (l *sessionLimit) forget(id string) {

@@ -1,0 +1,14 @@
+package main
+
+import "testing"
+
+var envBody = []byte(`{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello world, a typical short argument"},"_meta":{"x":1}}}`)
+
+func BenchmarkCheckEnvelope(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := checkEnvelope(envBody); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+// fastPathGateway runs an in-process gateway with two fixtures that both
+// have the tool "who", answering "<server>:who": a's keeps the plain name,
+// b's is exported as b_who.
+func fastPathGateway(t *testing.T) (url, token string, g *gateway, logs *syncBuffer) {
+	t.Helper()
+	logs = &syncBuffer{}
+	url, token, g = inProcessGatewayOf(t, testSettings(t, 16), logs,
+		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo", "sleep", "crash", "roots"}, ExtraTools: []string{"who"}}),
+		fixtureSpec("b", fixture.Options{Name: "b", Tools: []string{"echo"}, ExtraTools: []string{"who"}}))
+	return url, token, g, logs
+}
+
+// callBody is a tools/call request; meta, if set, is its params' _meta.
+func callBody(id int, tool, args, meta string) string {
+	p := `{"name":"` + tool + `","arguments":` + args
+	if meta != "" {
+		p += `,"_meta":` + meta
+	}
+	b, _ := json.Marshal(id)
+	return `{"jsonrpc":"2.0","id":` + string(b) + `,"method":"tools/call","params":` + p + `}}`
+}
+
+func replyText(t *testing.T, r rpcReply) string {
+	t.Helper()
+	if r.Error != nil {
+		t.Fatalf("error reply: %d %s", r.Error.Code, r.Error.Message)
+	}
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(r.Result, &res); err != nil || len(res.Content) == 0 {
+		t.Fatalf("result %s: %v", r.Result, err)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// TestFastPathToolsCall: a tools/call from a client that needs nothing more
+// than the answer is answered with plain JSON, routed like any call
+// (renamed tools reach their own server under their own name), with the same
+// result the SDK path gives and an audit line; a server that dies mid-call
+// fails it with its name and exit status.
+func TestFastPathToolsCall(t *testing.T) {
+	url, token, _, logs := fastPathGateway(t)
+	s := newRawSession(t, url, token)
+
+	for tool, want := range map[string]string{"who": "a:who", "b_who": "b:who"} {
+		status, h, replies := s.post(callBody(1, tool, `{}`, ""))
+		if status != http.StatusOK || len(replies) != 1 {
+			t.Fatalf("%s: status %d, %d replies", tool, status, len(replies))
+		}
+		if ct := h.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s: Content-Type %q, want application/json (the fast path)", tool, ct)
+		}
+		if got := replyText(t, replies[0]); got != want {
+			t.Errorf("%s answered %q, want %q", tool, got, want)
+		}
+	}
+
+	// A progress token needs the call's own stream: the SDK path (SSE).
+	// Both paths give the same result.
+	_, fastH, fast := s.post(callBody(2, "echo", `{"text":"same"}`, ""))
+	_, slowH, slow := s.post(callBody(3, "echo", `{"text":"same"}`, `{"progressToken":"p"}`))
+	if ct := slowH.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		t.Errorf("call with a progress token: Content-Type %q, want the SDK's SSE", ct)
+	}
+	if fastH.Get("Content-Type") != "application/json" || len(fast) != 1 || len(slow) != 1 {
+		t.Fatalf("fast %v %+v, slow %+v", fastH, fast, slow)
+	}
+	var fr, sr any
+	if json.Unmarshal(fast[0].Result, &fr) != nil || json.Unmarshal(slow[0].Result, &sr) != nil || !reflect.DeepEqual(fr, sr) {
+		t.Errorf("fast path result %s differs from the SDK path's %s", fast[0].Result, slow[0].Result)
+	}
+
+	var audit struct {
+		Event, Tool, Server, Outcome, Session string
+		BytesIn                               int `json:"bytes_in"`
+		BytesOut                              int `json:"bytes_out"`
+	}
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if strings.Contains(l, `"tool":"b_who"`) {
+			if err := json.Unmarshal([]byte(l), &audit); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if audit.Event != "call" || audit.Server != "b" || audit.Outcome != "ok" || audit.Session != s.id || audit.BytesIn != 2 || audit.BytesOut <= 0 {
+		t.Errorf("audit line of the fast b_who call: %+v", audit)
+	}
+
+	_, _, replies := s.post(callBody(4, "crash", `{"code":3}`, ""))
+	if len(replies) != 1 || replies[0].Error == nil || !strings.Contains(replies[0].Error.Message, `"a"`) ||
+		!strings.Contains(replies[0].Error.Message, "exit status 3") {
+		t.Fatalf("call to a server that exits mid-call: %+v", replies)
+	}
+	_, _, replies = s.post(callBody(5, "who", `{}`, ""))
+	if len(replies) != 1 || replyText(t, replies[0]) != "a:who" {
+		t.Fatalf("call after the restart: %+v", replies)
+	}
+}
+
+// TestFastPathCancel: notifications/cancelled for a call on the fast path
+// ends it at once, and the server sees the cancellation.
+func TestFastPathCancel(t *testing.T) {
+	url, token, _, logs := fastPathGateway(t)
+	s := newRawSession(t, url, token)
+	type answer struct {
+		h       http.Header
+		replies []rpcReply
+	}
+	done := make(chan answer, 1)
+	go func() {
+		_, h, r := s.post(callBody(7, "sleep", `{"ms":600000}`, ""))
+		done <- answer{h, r}
+	}()
+	waitFor(t, 30*time.Second, "the sleep to start", func() bool { return strings.Contains(logs.String(), "sleep started") })
+	if status, _, _ := s.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"test"}}`); status != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: status %d", status)
+	}
+	select {
+	case a := <-done:
+		if a.h.Get("Content-Type") != "application/json" || len(a.replies) != 1 || a.replies[0].Error == nil {
+			t.Errorf("cancelled call answered %v %+v", a.h, a.replies)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled call did not end")
+	}
+	waitFor(t, 10*time.Second, "the server to see the cancellation", func() bool { return strings.Contains(logs.String(), "sleep cancelled") })
+	s.echo("still serving")
+}
+
+// TestFastPathDeclines: calls during which the server may need the call's
+// own stream go the SDK way (an SSE response): a session that set a log
+// level, a client offering sampling or elicitation, and a client offering
+// roots without a standalone stream open.
+func TestFastPathDeclines(t *testing.T) {
+	url, token, _, _ := fastPathGateway(t)
+	for name, caps := range map[string]string{
+		"sampling":           `{"sampling":{}}`,
+		"elicitation":        `{"elicitation":{}}`,
+		"roots and no GET":   `{"roots":{"listChanged":true}}`,
+		"logging/setLevel":   `{}`,
+		"none (fast, check)": `{}`,
+	} {
+		s := newRawSessionWith(t, url, token, caps)
+		if name == "logging/setLevel" {
+			if status, _, r := s.post(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"debug"}}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+				t.Fatalf("setLevel: %d %+v", status, r)
+			}
+		}
+		_, h, replies := s.post(callBody(2, "who", `{}`, ""))
+		if len(replies) != 1 || replyText(t, replies[0]) != "a:who" {
+			t.Fatalf("%s: %+v", name, replies)
+		}
+		wantFast := name == "none (fast, check)"
+		if fast := h.Get("Content-Type") == "application/json"; fast != wantFast {
+			t.Errorf("%s: Content-Type %q; fast path %v, want %v", name, h.Get("Content-Type"), fast, wantFast)
+		}
+	}
+}
+
+// contentTypes records the Content-Type of the responses to tools/call.
+type contentTypes struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	seen []string
+}
+
+func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
+	call := false
+	if r.Method == http.MethodPost && r.GetBody != nil {
+		if b, err := r.GetBody(); err == nil {
+			var msg struct{ Method string }
+			_ = json.NewDecoder(b).Decode(&msg)
+			call = msg.Method == "tools/call"
+		}
+	}
+	resp, err := c.next.RoundTrip(r)
+	if err == nil && call {
+		c.mu.Lock()
+		c.seen = append(c.seen, resp.Header.Get("Content-Type"))
+		c.mu.Unlock()
+	}
+	return resp, err
+}
+
+// TestFastPathRootsOverStandaloneStream: a Go SDK client offers roots and
+// keeps a standalone stream open; its calls take the fast path, and a server
+// asking for roots during one gets them over that stream.
+func TestFastPathRootsOverStandaloneStream(t *testing.T) {
+	url, token, g, _ := fastPathGateway(t)
+	ct := &contentTypes{next: bearer{token, http.DefaultTransport}}
+	client := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file:///work/project"})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: ct}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	waitFor(t, 30*time.Second, "the client's standalone stream", func() bool { return g.sessions.hasStream(cs.ID()) })
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "roots"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Content[0].(*mcp.TextContent).Text; res.IsError || got != "file:///work/project" {
+		t.Errorf("roots seen by the server: %q (isError %v)", got, res.IsError)
+	}
+	ct.mu.Lock()
+	defer ct.mu.Unlock()
+	if len(ct.seen) != 1 || ct.seen[0] != "application/json" {
+		t.Errorf("tools/call responses: %q, want one plain JSON (fast path)", ct.seen)
+	}
+}
