@@ -117,7 +117,9 @@ func runDaemon(ctx context.Context, set *settings) error {
 		readyW.Close()
 		readyW = nil
 	}
-	log, err := newLogger(os.Stderr, set.LogLevel)
+	logw := newLogWriter(os.Stderr)
+	defer logw.Close()
+	log, err := newLogger(logw, set.LogLevel)
 	if err != nil {
 		report(readyMsg{Error: err.Error()})
 		return err
