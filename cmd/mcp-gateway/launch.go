@@ -110,6 +110,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--log-level", set.LogLevel,
 		"--max-sessions", strconv.Itoa(set.MaxSessions),
 		"--max-backoff", set.MaxBackoff.String(),
+		"--procs", strconv.Itoa(set.Procs),
 	)
 	cmd.Args = append(cmd.Args, set.Limits.args()...)
 	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)

@@ -29,6 +29,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
+	set.applyProcs()
 	if daemon {
 		return runDaemon(ctx, set)
 	}

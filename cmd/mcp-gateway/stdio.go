@@ -17,7 +17,7 @@ import (
 
 // stdioFlags are the flags that mean something in stdio mode.
 var stdioFlags = []string{"config", "config-file", "log-file", "log-level", "catalog", "servers-dir",
-	"startup-timeout", "shutdown-grace", "max-backoff"}
+	"startup-timeout", "shutdown-grace", "max-backoff", "procs"}
 
 // runStdio is `mcp-gateway stdio`: the merged server on stdin and stdout
 // (line-delimited JSON-RPC 2.0), for MCP clients that launch servers as
@@ -33,6 +33,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		return err
 	}
+	set.applyProcs()
 	// An allowlist, not a denylist: flags for the HTTP endpoint, the token
 	// or the pid file keep being added, and none of them means anything here.
 	var refused string
