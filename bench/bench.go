@@ -455,12 +455,12 @@ func (b *bench) profileRun(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	b.logf("profiling the gateway under 8 sessions")
+	b.logf("profiling the gateway under %d sessions", b.opt.profileSessions)
 	bx, _, err := b.launch(ctx, "profile", fixtureServers(1, plainServer), "MCP_GATEWAY_CPUPROFILE="+cpuFile)
 	if err != nil {
 		return err
 	}
-	css, err := bx.connectN(ctx, 8)
+	css, err := bx.connectN(ctx, b.opt.profileSessions)
 	if err != nil {
 		return err
 	}
@@ -489,7 +489,17 @@ func (b *bench) profileRun(ctx context.Context) error {
 	if err := b.stop(bx); err != nil {
 		return err
 	}
-	b.profileNote = fmt.Sprintf("%s calls in %s, %s gateway CPU per call; go tool pprof -top %s (allocations: -sample_index=alloc_space %s.allocs)",
-		count(s.calls), d, dur(perCall(gw1-gw0, s.calls)), cpuFile, cpuFile)
+	b.logf("profiling a launch with %d servers", targetServers)
+	launchFile := filepath.Join(filepath.Dir(cpuFile), "launch.pprof")
+	lx, took, err := b.launch(ctx, "profile-launch", fixtureServers(targetServers, b.toolServer), "MCP_GATEWAY_CPUPROFILE="+launchFile)
+	if err != nil {
+		return err
+	}
+	if err := b.stop(lx); err != nil {
+		return err
+	}
+	b.profileNote = fmt.Sprintf("%s calls in %s, %s gateway CPU per call; go tool pprof -top %s (allocations: -sample_index=alloc_space %s.allocs); "+
+		"a launch with %d servers (%s to ready, then stopped): %s",
+		count(s.calls), d, dur(perCall(gw1-gw0, s.calls)), cpuFile, cpuFile, targetServers, dur(took), launchFile)
 	return nil
 }

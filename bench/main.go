@@ -46,19 +46,20 @@ func main() {
 // options of one run. Quick shrinks every count so the whole run takes a few
 // seconds; its numbers show the harness works, not how fast the gateway is.
 type options struct {
-	quick    bool
-	duration time.Duration // per throughput point
-	calls    int           // forwarded calls before the second RSS reading
-	reps     int           // launches per server count (median reported)
-	lists    int           // tools/list rounds over all pages
-	settle   time.Duration // idle time before an RSS reading
-	sizes    []int         // server counts for launch-to-ready
-	tools    int           // tools per server in the launch and tools/list runs
-	gateway  string        // a prebuilt mcp-gateway; "" builds one
-	profile  string        // directory for gateway profiles; "" skips profiling
-	strict   bool          // exit 1 when a target is missed
-	protocol string        // MCP version the benchmark's clients ask for
-	only     map[string]bool
+	quick           bool
+	duration        time.Duration // per throughput point
+	calls           int           // forwarded calls before the second RSS reading
+	reps            int           // launches per server count (median reported)
+	lists           int           // tools/list rounds over all pages
+	settle          time.Duration // idle time before an RSS reading
+	sizes           []int         // server counts for launch-to-ready
+	tools           int           // tools per server in the launch and tools/list runs
+	gateway         string        // a prebuilt mcp-gateway; "" builds one
+	profile         string        // directory for gateway profiles; "" skips profiling
+	profileSessions int           // concurrent sessions while profiling
+	strict          bool          // exit 1 when a target is missed
+	protocol        string        // MCP version the benchmark's clients ask for
+	only            map[string]bool
 }
 
 // parts of a run that -only can select.
@@ -74,7 +75,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.reps, "reps", 3, "launches per server count; the median is reported")
 	fs.IntVar(&o.lists, "lists", 50, "rounds of tools/list (all pages) for the p50")
 	fs.StringVar(&o.gateway, "gateway", "", "use this mcp-gateway binary instead of building ./cmd/mcp-gateway")
-	fs.StringVar(&o.profile, "profile", "", "also profile the gateway under 8 sessions; write cpu.pprof and cpu.pprof.allocs here")
+	fs.StringVar(&o.profile, "profile", "", "also profile the gateway under load; write cpu.pprof and cpu.pprof.allocs here")
+	fs.IntVar(&o.profileSessions, "profile-sessions", 8, "concurrent sessions while profiling")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&o.protocol, "protocol", "2025-11-25", "MCP protocol version of the benchmark's clients (\"\" = the SDK's latest)")
 	only := fs.String("only", "", "run only these parts, comma-separated: calls (direct vs gateway, CPU, RSS), launch (launch-to-ready, tools/list), profile (needs -profile); default: all")
