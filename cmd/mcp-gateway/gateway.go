@@ -76,7 +76,11 @@ func plural(n int, what string) string {
 // newGateway builds the gateway for specs. Nothing runs until run.
 func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zerolog.Logger) *gateway {
 	g := &gateway{set: set, log: log, token: token, trim: memTrimmer{quiet: time.Second}}
-	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: auditLog(log)})
+	audit := log
+	if set.auditOut != nil {
+		audit = log.Output(set.auditOut)
+	}
+	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: auditLog(audit)})
 	secrets := []string{token}
 	for _, sp := range specs {
 		secrets = append(secrets, sp.Secrets()...)

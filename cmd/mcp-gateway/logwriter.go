@@ -12,12 +12,13 @@ import (
 // logFlushInterval bounds how long an info or debug line waits in memory.
 const logFlushInterval = 100 * time.Millisecond
 
-// logWriter batches the background gateway's log lines into few writes. The
-// audit log writes a line per forwarded call, and a write system call per
-// line was 5% of the gateway's CPU per call (issue 6). Lines at warn and
-// above are written at once, after everything buffered before them, so what
-// explains a failure is on disk when the launch command reads the log tail;
-// info and debug lines wait at most logFlushInterval. Close writes the rest.
+// logWriter batches the background gateway's audit lines (one per forwarded
+// call) into few writes: a write system call per line was 5% of the gateway's
+// CPU per call (issue 6). Everything else in the log is written at once, so
+// servers' stderr and startup lines are on disk when someone looks. A line
+// at warn or above (a failed call) is written at once, after everything
+// buffered before it; others wait at most logFlushInterval. Close writes the
+// rest.
 type logWriter struct {
 	mu   sync.Mutex
 	w    io.Writer

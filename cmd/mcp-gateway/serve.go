@@ -120,7 +120,8 @@ func runDaemon(ctx context.Context, set *settings) error {
 	}
 	logw := newLogWriter(os.Stderr)
 	defer logw.Close()
-	log, err := newLogger(logw, set.LogLevel)
+	set.auditOut = logw
+	log, err := newLogger(os.Stderr, set.LogLevel)
 	if err != nil {
 		report(readyMsg{Error: err.Error()})
 		return err

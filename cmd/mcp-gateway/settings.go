@@ -32,6 +32,9 @@ type settings struct {
 	MaxSessions int
 	// MaxBackoff is the longest wait between restarts of a crashing server.
 	MaxBackoff time.Duration
+	// auditOut, if set, receives the audit lines instead of the log's
+	// writer (not a flag; the daemon batches them, see logWriter).
+	auditOut io.Writer
 	// Procs bounds the CPUs the gateway's own Go code runs on (0: the Go
 	// runtime's default). See defaultProcs.
 	Procs int
