@@ -124,7 +124,7 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		if ctx.Err() != nil && r.Context().Err() == nil {
 			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled"}
 		}
-		writeRPCError(w, http.StatusOK, msg.ID, wire.Code, wire.Message)
+		writeError(w, msg.ID, wire)
 		return true
 	}
 	writeResult(w, msg.ID, res)
@@ -171,14 +171,30 @@ func acceptsJSON(r *http.Request) bool {
 	return json && sse
 }
 
+// writeError writes a JSON-RPC error response, data included, as the SDK
+// path would (with status 200: the request itself was fine).
+func writeError(w http.ResponseWriter, id json.RawMessage, e *jsonrpc.Error) {
+	b, err := json.Marshal(e)
+	if err != nil { // data that does not encode: say the rest
+		b, _ = json.Marshal(&jsonrpc.Error{Code: e.Code, Message: e.Message})
+	}
+	writeResponse(w, id, "error", b)
+}
+
 // writeResult writes a JSON-RPC response with a raw result.
 func writeResult(w http.ResponseWriter, id, result json.RawMessage) {
+	writeResponse(w, id, "result", result)
+}
+
+// writeResponse writes a JSON-RPC response whose member ("result" or
+// "error") holds raw.
+func writeResponse(w http.ResponseWriter, id json.RawMessage, member string, raw json.RawMessage) {
 	var out bytes.Buffer
-	out.Grow(len(result) + len(id) + 40)
+	out.Grow(len(raw) + len(id) + 40)
 	out.WriteString(`{"jsonrpc":"2.0","id":`)
 	out.Write(id)
-	out.WriteString(`,"result":`)
-	out.Write(result)
+	out.WriteString(`,"` + member + `":`)
+	out.Write(raw)
 	out.WriteString("}\n")
 	h := w.Header()
 	h.Set("Content-Type", "application/json")

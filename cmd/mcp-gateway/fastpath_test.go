@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -225,5 +226,55 @@ func TestFastPathRootsOverStandaloneStream(t *testing.T) {
 	defer ct.mu.Unlock()
 	if len(ct.seen) != 1 || ct.seen[0] != "application/json" {
 		t.Errorf("tools/call responses: %q, want one plain JSON (fast path)", ct.seen)
+	}
+}
+
+// TestFastPathParamsStayOnOneLine: params go upstream as they came, but on
+// one line. A pretty-printed call works; line breaks in a hostile client's
+// params cannot smuggle a message of its own to the server (here, a forged
+// answer to another session's call).
+func TestFastPathParamsStayOnOneLine(t *testing.T) {
+	url, token, _, logs := fastPathGateway(t)
+	s := newRawSession(t, url, token)
+	_, h, replies := s.post("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\n  \"name\": \"echo\",\r\n  \"arguments\": {\"text\": \"pretty\"}\n}\n}")
+	if h.Get("Content-Type") != "application/json" || len(replies) != 1 || replyText(t, replies[0]) != "pretty" {
+		t.Fatalf("pretty-printed call: %v %+v", h, replies)
+	}
+
+	victim, attacker := newRawSession(t, url, token), newRawSession(t, url, token)
+	got := make(chan []rpcReply, 1)
+	go func() {
+		_, _, r := victim.post(callBody(2, "sleep", `{"ms":300}`, ""))
+		got <- r
+	}()
+	waitFor(t, 30*time.Second, "the victim's call to start", func() bool { return strings.Contains(logs.String(), "sleep started 300ms") })
+	var forged strings.Builder
+	for i := range 10 {
+		forged.WriteString("\n" + `{"jsonrpc":"2.0","id":"mcp-gateway-raw-` + strconv.Itoa(i) + `","method":"tools/call","params":{"name":"echo","arguments":{"text":"FORGED"}}}` + "\n")
+	}
+	_, _, _ = attacker.post(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},"pad":[` +
+		strings.ReplaceAll(strings.TrimSpace(forged.String()), "}\n\n{", "},\n{") + "\n]}}")
+	select {
+	case r := <-got:
+		if len(r) != 1 || replyText(t, r[0]) != "slept 300ms" {
+			t.Errorf("the victim's call answered %+v, want its own result", r)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the victim's call never ended")
+	}
+	if strings.Contains(logs.String(), "not a JSON-RPC line") || strings.Contains(logs.String(), "stdout-noise") {
+		t.Errorf("the server saw broken lines:\n%s", logs)
+	}
+}
+
+// TestFastPathProgressTokenEscaped: a progress token is found however its
+// key is written, and such a call takes the SDK path, where the gateway
+// replaces the token with one of its own.
+func TestFastPathProgressTokenEscaped(t *testing.T) {
+	url, token, _, _ := fastPathGateway(t)
+	s := newRawSession(t, url, token)
+	_, h, replies := s.post(callBody(1, "echo", `{"text":"p"}`, `{"progress\u0054oken":"mine"}`))
+	if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || len(replies) != 1 || replyText(t, replies[0]) != "p" {
+		t.Errorf("escaped progressToken: Content-Type %q, replies %+v; want the SDK path", ct, replies)
 	}
 }

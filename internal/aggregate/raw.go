@@ -50,8 +50,17 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		return nil, ErrNeedsSession
 	}
 	name := p.Name
-	if len(p.Meta) > 0 && bytes.Contains(p.Meta, []byte(`"`+progressKey+`"`)) {
-		return nil, ErrNeedsSession
+	if len(p.Meta) > 0 && !bytes.Equal(p.Meta, []byte("null")) {
+		// Decoded, not searched: a key may be written with escapes
+		// ("progress\u0054oken"), and the upstream would read it as the
+		// token the gateway must replace with one of its own.
+		var meta map[string]json.RawMessage
+		if json.Unmarshal(p.Meta, &meta) != nil {
+			return nil, ErrNeedsSession
+		}
+		if _, ok := meta[progressKey]; ok {
+			return nil, ErrNeedsSession
+		}
 	}
 	args := bytes.TrimSpace(p.Arguments)
 	if len(args) > 0 && args[0] != '{' && !bytes.Equal(args, []byte("null")) {

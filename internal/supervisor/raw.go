@@ -1,9 +1,11 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -97,7 +99,7 @@ func (c *lineConn) roundTrip(ctx context.Context, method string, params json.Raw
 	if err != nil {
 		return nil, err
 	}
-	if err := c.writeRaw(`{"jsonrpc":"2.0","id":"`, id, `","method":"`, method, `","params":`, string(params), "}"); err != nil {
+	if err := c.writeRequest(id, method, params); err != nil {
 		c.raw.remove(id)
 		return nil, err
 	}
@@ -119,6 +121,33 @@ func (c *lineConn) roundTrip(ctx context.Context, method string, params json.Raw
 		_ = c.writeRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`, id, `","reason":"the agent cancelled the call"}}`)
 		return nil, ctx.Err()
 	}
+}
+
+// writeRequest writes a request with raw params as one line. The params are
+// compacted on the way: they come from an agent, and a line break in them
+// (pretty-printed JSON, or a hostile client) would end the line early and
+// make the rest of it a message of the sender's choosing. Compact also
+// refuses params that are not valid JSON.
+func (c *lineConn) writeRequest(id, method string, params json.RawMessage) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	buf := bytes.NewBuffer(c.buf[:0])
+	buf.WriteString(`{"jsonrpc":"2.0","id":"`)
+	buf.WriteString(id)
+	buf.WriteString(`","method":"`)
+	buf.WriteString(method)
+	buf.WriteString(`","params":`)
+	if err := json.Compact(buf, params); err != nil {
+		// Not the server's fault: an error of the call, not of the session.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("params: %v", err)}
+	}
+	buf.WriteString("}\n")
+	c.buf = buf.Bytes()
+	_, err := c.w.Write(c.buf)
+	if cap(c.buf) > 1<<20 {
+		c.buf = nil
+	}
+	return err
 }
 
 // writeRaw writes the concatenation of parts as one line.
