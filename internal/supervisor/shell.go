@@ -128,24 +128,27 @@ func findProgram(name, dir string, env []string) (string, bool) {
 		if !filepath.IsAbs(p) && dir != "" {
 			p = filepath.Join(dir, p)
 		}
-		if startable(p) {
-			if !filepath.IsAbs(p) {
-				if abs, err := filepath.Abs(p); err == nil {
-					p = abs
-				}
-			}
-			return p, true
+		// The first executable file is the one the shell runs, whatever
+		// it holds: if the kernel cannot start it, the shell can.
+		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+			continue
 		}
+		if !startable(p) {
+			return "", false
+		}
+		if !filepath.IsAbs(p) {
+			if abs, err := filepath.Abs(p); err == nil {
+				p = abs
+			}
+		}
+		return p, true
 	}
 	return "", false
 }
 
-// startable reports whether path is an executable file the kernel can run.
+// startable reports whether the executable file at path is one the kernel
+// can run: a binary, or a script with a #! line.
 func startable(path string) bool {
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
-		return false
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return false

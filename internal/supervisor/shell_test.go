@@ -100,7 +100,14 @@ func TestFindProgram(t *testing.T) {
 	if err != nil {
 		t.Skip("no sh")
 	}
-	env := []string{"PATH=/nonexistent", "PATH=" + dir + ":" + filepath.Dir(sh)}
+	// Earlier in PATH than dir: a script without #! shadows dir's "script"
+	// (the shell would run it), a non-executable "data" does not.
+	shadow := t.TempDir()
+	if err := os.WriteFile(filepath.Join(shadow, "shadowed"), []byte("echo from shadow\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write("shadowed", "#!/bin/sh\necho from dir\n", 0o755)
+	env := []string{"PATH=/nonexistent", "PATH=" + shadow + ":" + dir + ":" + filepath.Dir(sh)}
 	cases := map[string]struct {
 		want string
 		ok   bool
@@ -112,6 +119,7 @@ func TestFindProgram(t *testing.T) {
 		"data":     {"", false},
 		"missing":  {"", false},
 		"./bare":   {"", false},
+		"shadowed": {"", false}, // the first match is no binary: the shell runs it
 	}
 	for name, c := range cases {
 		got, ok := findProgram(name, dir, env)
