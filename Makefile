@@ -9,7 +9,7 @@ TOKEN_FILE ?= $(CURDIR)/.mcp-gateway/token
 .PHONY: run build test test-deps lint conformance soak bench bench-smoke fuzz
 
 build:
-	$(GO) build -trimpath -o bin/mcp-gateway ./cmd/mcp-gateway
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/mcp-gateway ./cmd/mcp-gateway
 
 run: build
 	mkdir -p $(CURDIR)/.mcp-gateway

@@ -26,6 +26,8 @@ import (
 func buildGateway(ctx context.Context, dir string) (string, error) {
 	bin := filepath.Join(dir, "mcp-gateway")
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "github.com/mcp-gateway/mcp-gateway/cmd/mcp-gateway")
+	// Static, as template/Dockerfile builds it: no dynamic loader at start.
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
