@@ -151,6 +151,18 @@ func (f *fastPath) cancel(w http.ResponseWriter, sid string, msg *rpcMessage) bo
 	return true
 }
 
+// endSession cancels the fast-path calls of a session that was closed, as
+// closing a session cancels its calls on the SDK path.
+func (f *fastPath) endSession(id string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for k, stop := range f.calls {
+		if k.session == id {
+			stop()
+		}
+	}
+}
+
 // acceptsJSON reports whether the client takes both response forms, as the
 // transport requires of every POST (the SDK refuses others with its error).
 func acceptsJSON(r *http.Request) bool {

@@ -142,6 +142,27 @@ func TestFastPathCancel(t *testing.T) {
 	}
 	waitFor(t, 10*time.Second, "the server to see the cancellation", func() bool { return strings.Contains(logs.String(), "sleep cancelled") })
 	s.echo("still serving")
+
+	// Ending the session ends its fast calls, as on the SDK path.
+	go func() {
+		_, h, r := s.post(callBody(8, "sleep", `{"ms":600000}`, ""))
+		done <- answer{h, r}
+	}()
+	waitFor(t, 30*time.Second, "the second sleep to start", func() bool { return strings.Count(logs.String(), "sleep started") == 2 })
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", s.id)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a fast call outlived its session")
+	}
+	waitFor(t, 10*time.Second, "the server to see the second cancellation", func() bool { return strings.Count(logs.String(), "sleep cancelled") == 2 })
 }
 
 // TestFastPathDeclines: calls during which the server may need the call's

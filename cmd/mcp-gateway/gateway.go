@@ -258,6 +258,7 @@ func (g *gateway) handler() http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.agg.Server() },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: g.set.Limits.withDefaults().MaxBodyBytes})
 	fast := newFastPath(g)
+	g.sessions.closed = fast.endSession
 	// Bodies are read, bounded and checked as JSON-RPC first (protocol.go);
 	// then session accounting, for the fast path (fastpath.go) and the SDK alike.
 	guarded := rpcGuard{limits: g.set.Limits, next: g.sessions.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -30,6 +30,10 @@ type sessionLimit struct {
 	max    int
 	server *mcp.Server
 	log    zerolog.Logger
+	// closed, if set, is told of each session closed here (evicted, or
+	// ended by the client's DELETE), so that work outside the SDK for it
+	// (fast-path calls) ends too.
+	closed func(id string)
 
 	mu    sync.Mutex
 	clock uint64
@@ -87,6 +91,9 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 		if r.Method == http.MethodDelete {
 			l.forget(id)
+			if l.closed != nil {
+				l.closed(id)
+			}
 		}
 	})
 }
@@ -187,6 +194,9 @@ func (l *sessionLimit) admit(id string) {
 		// Close waits for the session's in-flight handlers; the new
 		// session's initialize must not wait with it.
 		go ss.Close()
+		if l.closed != nil {
+			l.closed(ss.ID())
+		}
 	}
 }
 
