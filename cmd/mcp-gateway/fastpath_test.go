@@ -299,3 +299,41 @@ func TestFastPathProgressTokenEscaped(t *testing.T) {
 		t.Errorf("escaped progressToken: Content-Type %q, replies %+v; want the SDK path", ct, replies)
 	}
 }
+
+// TestPromptsListedAfterReady: prompts and resources of the first start are
+// listed after the gateway is ready; a request about them waits for every
+// server's, and the naming is the contract's (first server by name keeps the
+// plain name) even when the first server answers last.
+func TestPromptsListedAfterReady(t *testing.T) {
+	logs := &syncBuffer{}
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), logs,
+		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}, ListDelay: 1500 * time.Millisecond}),
+		fixtureSpec("b", fixture.Options{Name: "b", Tools: []string{"echo"}}))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "prompts", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	res, err := cs.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range res.Prompts {
+		names = append(names, p.Name)
+	}
+	if strings.Join(names, ",") != "greet,b_greet" {
+		t.Errorf("prompts %q, want greet (a's) and b_greet", names)
+	}
+	got, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "b_greet", Arguments: map[string]string{"name": "x"}})
+	if err != nil || len(got.Messages) == 0 {
+		t.Fatalf("b_greet: %v %v", got, err)
+	}
+	rs, err := cs.ListResources(ctx, nil)
+	if err != nil || len(rs.Resources) == 0 {
+		t.Fatalf("resources: %v %v", rs, err)
+	}
+}

@@ -69,14 +69,22 @@ type Gateway struct {
 	progress *progressMap
 	subs     *subscriptions
 
-	mu        sync.RWMutex
-	open      bool
-	upstreams map[string]Upstream
-	clients   map[string]*mcp.Client // per server, for roots
-	caps      map[string]*mcp.ServerCapabilities
-	tools     *named[*mcp.Tool]
-	prompts   *named[*mcp.Prompt]
-	res       *resourceSet
+	mu   sync.RWMutex
+	open bool
+	// Prompts and resources of the first start are listed in the
+	// background (see Sync): extrasOpen is set, and extrasReady closed,
+	// once every server's are in and named. extrasGen tells a listing
+	// that a restart superseded it.
+	extrasOpen    bool
+	extrasReady   chan struct{}
+	extrasPending map[string]*pendingExtras
+	extrasGen     uint64
+	upstreams     map[string]Upstream
+	clients       map[string]*mcp.Client // per server, for roots
+	caps          map[string]*mcp.ServerCapabilities
+	tools         *named[*mcp.Tool]
+	prompts       *named[*mcp.Prompt]
+	res           *resourceSet
 	// Encoded tools/list pages by cursor, for the current version of the
 	// tools list (see ToolsPage).
 	toolPages    map[string]json.RawMessage
@@ -119,7 +127,9 @@ func New(opts Options) *Gateway {
 			func(t *mcp.Tool, name string) *mcp.Tool { c := *t; c.Name = name; return &c }),
 		prompts: newNamed(func(p *mcp.Prompt) string { return p.Name },
 			func(p *mcp.Prompt, name string) *mcp.Prompt { c := *p; c.Name = name; return &c }),
-		res: newResourceSet(),
+		res:           newResourceSet(),
+		extrasReady:   make(chan struct{}),
+		extrasPending: make(map[string]*pendingExtras),
 	}
 	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-gateway", Version: opts.Version}, &mcp.ServerOptions{
 		// Everything on for the SDK's own checks (e.g. which notifications
@@ -168,9 +178,46 @@ func (g *Gateway) Open() {
 	servers := g.serversLocked()
 	g.tools.rebuild(servers, g.upstreams)
 	g.toolPages, g.toolsVersion = nil, g.toolsVersion+1
+	for server, p := range g.extrasPending {
+		go g.listExtras(server, p)
+	}
+	g.openExtrasLocked()
+	g.mu.Unlock()
+}
+
+// pendingExtras is a server's first listing of prompts and resources, to be
+// done once the gateway is open (see Sync).
+type pendingExtras struct {
+	gen  uint64 // a later start of the server supersedes this one
+	cs   *mcp.ClientSession
+	caps *mcp.ServerCapabilities
+}
+
+// openExtrasLocked names prompts and resources for the first time once the
+// gateway is open and every server's first listing of them is in.
+func (g *Gateway) openExtrasLocked() {
+	if !g.open || g.extrasOpen || len(g.extrasPending) > 0 {
+		return
+	}
+	g.extrasOpen = true
+	servers := g.serversLocked()
 	g.prompts.rebuild(servers, g.upstreams)
 	g.res.rebuild(servers, g.upstreams)
-	g.mu.Unlock()
+	close(g.extrasReady)
+	// Sessions that listed (or waited) meanwhile learn nothing new from a
+	// list_changed, but one that initialized before could have asked.
+	go g.announce(false, true, true)
+}
+
+// waitExtras waits until prompts and resources are named (openExtrasLocked),
+// for requests about them that arrive right after the gateway is ready.
+func (g *Gateway) waitExtras(ctx context.Context) error {
+	select {
+	case <-g.extrasReady:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // serversLocked returns the registered servers that have reported, sorted.
@@ -188,6 +235,13 @@ func (g *Gateway) serversLocked() []string {
 // Sync lists everything server offers over cs (all pages) and updates the
 // merged view. It is called after every start of the server; list_changed
 // notifications re-list only what changed.
+//
+// At the first start, only the tools are listed before Sync returns: they
+// are what "ready" promises. Prompts, resources and templates are listed
+// once the gateway is open (ready), in the background, and requests about
+// them wait until every server's are in (waitExtras). Listing them up front
+// was three more round trips per server while all servers were starting:
+// ~50 ms of a 64-server launch on 2 cores (issue 6).
 func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession) error {
 	caps := cs.InitializeResult().Capabilities
 	if caps == nil {
@@ -196,6 +250,24 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	tools, err := listTools(ctx, cs, caps)
 	if err != nil {
 		return err
+	}
+	g.mu.Lock()
+	deferred := !g.extrasOpen
+	if deferred {
+		g.extrasGen++
+		p := &pendingExtras{gen: g.extrasGen, cs: cs, caps: caps}
+		g.extrasPending[server] = p
+		if g.open { // a restart between ready and the first listing
+			go g.listExtras(server, p)
+		}
+	}
+	g.caps[server] = caps
+	g.tools.perServer[server] = tools
+	g.rebuildLocked(true, false, false)
+	g.mu.Unlock()
+	if deferred {
+		g.restore(ctx, server, cs)
+		return nil
 	}
 	prompts, err := listPrompts(ctx, cs, caps)
 	if err != nil {
@@ -206,17 +278,45 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 		return err
 	}
 	g.mu.Lock()
-	g.caps[server] = caps
-	g.tools.perServer[server] = tools
 	g.prompts.perServer[server] = prompts
 	g.res.perServer[server] = resources
 	g.res.tplPerServer[server] = templates
-	g.rebuildLocked(true, true, true)
+	g.rebuildLocked(false, true, true)
 	g.mu.Unlock()
 	// Resubscribe what agents subscribed to before the restart, and push
 	// the sessions' roots; both are lost with the old process.
 	g.restore(ctx, server, cs)
 	return nil
+}
+
+// extrasTimeout bounds the background listing of one server's prompts and
+// resources, like the handshake: requests waiting for it must not hang.
+const extrasTimeout = 30 * time.Second
+
+// listExtras lists a server's prompts, resources and templates after its
+// first start (see Sync). A server that fails to list them serves none
+// until its next start or list_changed; the failure is logged.
+func (g *Gateway) listExtras(server string, p *pendingExtras) {
+	ctx, cancel := context.WithTimeout(context.Background(), extrasTimeout)
+	defer cancel()
+	prompts, perr := listPrompts(ctx, p.cs, p.caps)
+	resources, templates, rerr := listResources(ctx, p.cs, p.caps)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if cur := g.extrasPending[server]; cur == nil || cur.gen != p.gen {
+		return // a restart of the server is listing again
+	}
+	if err := errors.Join(perr, rerr); err != nil {
+		g.log.Warn().Err(err).Str("server", server).Msg("listing prompts and resources failed; serving none for now")
+	}
+	if perr == nil {
+		g.prompts.perServer[server] = prompts
+	}
+	if rerr == nil {
+		g.res.perServer[server], g.res.tplPerServer[server] = resources, templates
+	}
+	delete(g.extrasPending, server)
+	g.openExtrasLocked()
 }
 
 // rebuildLocked recomputes the named views and announces those that changed.
@@ -225,6 +325,7 @@ func (g *Gateway) rebuildLocked(tools, prompts, resources bool) {
 		return
 	}
 	servers := g.serversLocked()
+	prompts, resources = prompts && g.extrasOpen, resources && g.extrasOpen
 	tc := tools && g.tools.rebuild(servers, g.upstreams)
 	if tc {
 		g.toolPages, g.toolsVersion = nil, g.toolsVersion+1
@@ -278,6 +379,13 @@ func (g *Gateway) ToolCount() (perServer map[string]int, total int) {
 
 func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch req.(type) {
+		case *mcp.ListPromptsRequest, *mcp.GetPromptRequest, *mcp.ListResourcesRequest,
+			*mcp.ListResourceTemplatesRequest, *mcp.ReadResourceRequest, *mcp.CompleteRequest:
+			if err := g.waitExtras(ctx); err != nil {
+				return nil, err
+			}
+		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
 			return g.listTools(r)

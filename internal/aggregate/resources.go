@@ -218,6 +218,9 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 }
 
 func (g *Gateway) forwardSubscription(ctx context.Context, uri string, on bool) error {
+	if err := g.waitExtras(ctx); err != nil {
+		return err
+	}
 	g.mu.Lock()
 	ups, orig := g.res.lookup(uri)
 	if len(ups) == 0 {
