@@ -181,7 +181,10 @@ func (g *Gateway) Open() {
 	for server, p := range g.extrasPending {
 		go g.listExtras(server, p)
 	}
-	g.openExtrasLocked()
+	if len(g.extrasPending) > 0 {
+		time.AfterFunc(extrasTimeout, g.openExtrasAnyway)
+	}
+	g.openExtrasLocked(false)
 	g.mu.Unlock()
 }
 
@@ -194,9 +197,10 @@ type pendingExtras struct {
 }
 
 // openExtrasLocked names prompts and resources for the first time once the
-// gateway is open and every server's first listing of them is in.
-func (g *Gateway) openExtrasLocked() {
-	if !g.open || g.extrasOpen || len(g.extrasPending) > 0 {
+// gateway is open and every server's first listing of them is in, or when
+// forced to (openExtrasAnyway).
+func (g *Gateway) openExtrasLocked(force bool) {
+	if !g.open || g.extrasOpen || (!force && len(g.extrasPending) > 0) {
 		return
 	}
 	g.extrasOpen = true
@@ -278,6 +282,7 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 		return err
 	}
 	g.mu.Lock()
+	delete(g.extrasPending, server) // a late first listing, superseded
 	g.prompts.perServer[server] = prompts
 	g.res.perServer[server] = resources
 	g.res.tplPerServer[server] = templates
@@ -290,12 +295,16 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 }
 
 // extrasTimeout bounds the background listing of one server's prompts and
-// resources, like the handshake: requests waiting for it must not hang.
+// resources, like the handshake, and the wait of requests for all of them
+// after Open: requests waiting for them must not hang.
 const extrasTimeout = 30 * time.Second
 
 // listExtras lists a server's prompts, resources and templates after its
-// first start (see Sync). A server that fails to list them serves none
-// until its next start or list_changed; the failure is logged.
+// first start (see Sync). When the server answers with an error, it serves
+// none of that kind until its next start or list_changed (logged). When the
+// listing fails because the instance went away or hung, the server stays
+// pending: its next start lists again, so the first naming still includes
+// it; openExtrasAnyway ends the wait if it never comes back.
 func (g *Gateway) listExtras(server string, p *pendingExtras) {
 	ctx, cancel := context.WithTimeout(context.Background(), extrasTimeout)
 	defer cancel()
@@ -307,6 +316,11 @@ func (g *Gateway) listExtras(server string, p *pendingExtras) {
 		return // a restart of the server is listing again
 	}
 	if err := errors.Join(perr, rerr); err != nil {
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) {
+			g.log.Warn().Err(err).Str("server", server).Msg("listing prompts and resources failed; waiting for the server's next start")
+			return
+		}
 		g.log.Warn().Err(err).Str("server", server).Msg("listing prompts and resources failed; serving none for now")
 	}
 	if perr == nil {
@@ -316,7 +330,27 @@ func (g *Gateway) listExtras(server string, p *pendingExtras) {
 		g.res.perServer[server], g.res.tplPerServer[server] = resources, templates
 	}
 	delete(g.extrasPending, server)
-	g.openExtrasLocked()
+	if g.extrasOpen { // late, after openExtrasAnyway
+		g.rebuildLocked(false, true, true)
+		return
+	}
+	g.openExtrasLocked(false)
+}
+
+// openExtrasAnyway names prompts and resources without the servers whose
+// first listing has not come in extrasTimeout after Open: a server that
+// died and does not come back must not hold every request about prompts
+// and resources. Its items are named when it lists them later.
+func (g *Gateway) openExtrasAnyway() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.extrasOpen {
+		return
+	}
+	for server := range g.extrasPending {
+		g.log.Warn().Str("server", server).Msg("prompts and resources not listed in time; naming the others without them")
+	}
+	g.openExtrasLocked(true)
 }
 
 // rebuildLocked recomputes the named views and announces those that changed.
