@@ -33,12 +33,16 @@ type fastPath struct {
 
 	mu    sync.Mutex
 	calls map[fastCallKey]context.CancelFunc // tools/call in flight, for notifications/cancelled
+	// ended holds sessions closed by sessionLimit that the SDK still lists
+	// while it closes them (Close waits for their SDK requests): a fast
+	// call for one of them is left to the SDK, which answers 404 or waits.
+	ended map[string]struct{}
 }
 
 type fastCallKey struct{ session, id string }
 
 func newFastPath(g *gateway) *fastPath {
-	return &fastPath{g: g, calls: make(map[fastCallKey]context.CancelFunc)}
+	return &fastPath{g: g, calls: make(map[fastCallKey]context.CancelFunc), ended: make(map[string]struct{})}
 }
 
 // serve answers r and reports true, or reports false having written nothing.
@@ -100,12 +104,13 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	key := fastCallKey{sid, string(msg.ID)}
 	f.mu.Lock()
 	_, dup := f.calls[key]
-	if !dup {
+	_, ended := f.ended[sid]
+	if !dup && !ended {
 		f.calls[key] = cancel
 	}
 	f.mu.Unlock()
-	if dup {
-		return false // a reused id: the SDK's business
+	if dup || ended {
+		return false // a reused id, or a session being closed: the SDK's business
 	}
 	defer func() {
 		f.mu.Lock()
@@ -154,8 +159,18 @@ func (f *fastPath) cancel(w http.ResponseWriter, sid string, msg *rpcMessage) bo
 // endSession cancels the fast-path calls of a session that was closed, as
 // closing a session cancels its calls on the SDK path.
 func (f *fastPath) endSession(id string) {
+	live := make(map[string]bool)
+	for ss := range f.g.agg.Server().Sessions() {
+		live[ss.ID()] = true
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	for sid := range f.ended {
+		if !live[sid] {
+			delete(f.ended, sid) // closed for good: the SDK answers 404
+		}
+	}
+	f.ended[id] = struct{}{}
 	for k, stop := range f.calls {
 		if k.session == id {
 			stop()

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"reflect"
 	"strconv"
@@ -335,5 +336,62 @@ func TestPromptsListedAfterReady(t *testing.T) {
 	rs, err := cs.ListResources(ctx, nil)
 	if err != nil || len(rs.Resources) == 0 {
 		t.Fatalf("resources: %v %v", rs, err)
+	}
+}
+
+// TestFastCallOnEvictedSession: a session evicted while an SDK-path request
+// of its runs stays in the SDK's Sessions() until Close returns; a fast call
+// it sends meanwhile must not outlive the session.
+func TestFastCallOnEvictedSession(t *testing.T) {
+	logs := &syncBuffer{}
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 1), logs,
+		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo", "sleep"}}))
+	a := newRawSession(t, url, token)
+	sdkDone := make(chan struct{})
+	go func() {
+		defer close(sdkDone)
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(callBody(1, "sleep", `{"ms":4000}`, `{"progressToken":"x"}`))) // the SDK path
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", a.id)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	defer func() { <-sdkDone }()
+	waitFor(t, 30*time.Second, "sdk sleep", func() bool { return strings.Count(logs.String(), "sleep started") == 1 })
+	newRawSession(t, url, token) // evicts a
+	waitFor(t, 10*time.Second, "eviction", func() bool { return strings.Contains(logs.String(), "closing the least recently used session") })
+	status, _, r := a.post(callBody(2, "sleep", `{"ms":12000}`, ""))
+	if status == http.StatusOK && len(r) == 1 && r[0].Error == nil {
+		t.Errorf("a call on an evicted session ran to completion: %+v", r)
+	}
+}
+
+// TestRefusedDeleteKeepsFastCalls: a DELETE the SDK refuses (400) closes
+// nothing, so it must not cancel the session's fast calls.
+func TestRefusedDeleteKeepsFastCalls(t *testing.T) {
+	logs := &syncBuffer{}
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), logs,
+		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo", "sleep"}}))
+	a := newRawSession(t, url, token)
+	done := make(chan []rpcReply, 1)
+	go func() { _, _, r := a.post(callBody(2, "sleep", `{"ms":5000}`, "")); done <- r }()
+	waitFor(t, 30*time.Second, "fast sleep", func() bool { return strings.Count(logs.String(), "sleep started") == 1 })
+	req, _ := http.NewRequest(http.MethodDelete, url, nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Mcp-Session-Id", a.id)
+	req.Header.Set("Mcp-Protocol-Version", "2020-01-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	r := <-done
+	a.echo("session still alive")
+	if resp.StatusCode != http.StatusNoContent && len(r) == 1 && r[0].Error != nil {
+		t.Errorf("refused DELETE (%d) cancelled a live session's call", resp.StatusCode)
 	}
 }

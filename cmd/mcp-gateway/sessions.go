@@ -88,8 +88,13 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 		use := !(post && msg != nil && msg.clientTraffic())
 		l.touch(id, post, use, +1)
 		defer l.touch(id, post, false, -1)
-		next.ServeHTTP(w, r)
-		if r.Method == http.MethodDelete {
+		if r.Method != http.MethodDelete {
+			next.ServeHTTP(w, r)
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		next.ServeHTTP(sw, r)
+		if sw.status/100 == 2 { // the SDK ended the session
 			l.forget(id)
 			if l.closed != nil {
 				l.closed(id)
@@ -250,3 +255,16 @@ func (w *admitWriter) Write(p []byte) (int, error) {
 
 // Unwrap lets http.ResponseController reach the connection's Flush.
 func (w *admitWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// statusWriter records the status of a response.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
