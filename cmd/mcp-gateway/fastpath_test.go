@@ -395,3 +395,19 @@ func TestRefusedDeleteKeepsFastCalls(t *testing.T) {
 		t.Errorf("refused DELETE (%d) cancelled a live session's call", resp.StatusCode)
 	}
 }
+
+// TestDeeplyNestedBody: a body of nested brackets as large as the body
+// limit allows is refused with a JSON-RPC error; decoding it would overflow
+// the decoder's stack and kill the gateway (it recurses per level).
+func TestDeeplyNestedBody(t *testing.T) {
+	url, token, _, _ := fastPathGateway(t)
+	s := newRawSession(t, url, token)
+	n := 2_000_000 // the whole 4 MiB body limit
+	for _, method := range []string{"tools/call", "ping"} {
+		status, _, replies := s.post(`{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
+		if status != http.StatusBadRequest || len(replies) != 1 || replies[0].Error == nil || replies[0].Error.Code != -32600 {
+			t.Errorf("%s nested %d deep: status %d, %+v; want 400 and -32600", method, n, status, replies)
+		}
+	}
+	s.echo("still serving")
+}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlimit"
 )
 
 // rpcGuard stands in front of the SDK's streamable HTTP handler and makes
@@ -170,6 +172,9 @@ func checkMessage(raw json.RawMessage) (*rpcMessage, *jsonrpc.Error) {
 			return msg, parseError(raw)
 		}
 		return msg, invalidRequest("a JSON-RPC message is an object")
+	}
+	if !jsonlimit.DepthWithin(raw, jsonlimit.MaxDepth) {
+		return msg, invalidRequest(fmt.Sprintf("JSON nested deeper than %d levels", jsonlimit.MaxDepth))
 	}
 	var m wireMessage
 	if rest, err := fastjson.Parse(raw, &m, fastjson.ZeroCopy|fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(rest) != 0 {

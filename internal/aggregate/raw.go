@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlimit"
 )
 
 // RawCaller is an Upstream that can also forward a request as raw JSON and
@@ -45,6 +47,9 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 		Meta      json.RawMessage `json:"_meta"`
+	}
+	if !jsonlimit.DepthWithin(params, jsonlimit.MaxDepth) {
+		return nil, ErrNeedsSession
 	}
 	if rest, err := fastjson.Parse(params, &p, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(rest) != 0 {
 		return nil, ErrNeedsSession
