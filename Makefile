@@ -40,17 +40,13 @@ test: test-deps lint
 	$(MAKE) --no-print-directory bench-smoke
 	$(GO) test -race -count=1 ./...
 
-# Each fuzz target for FUZZTIME (go test fuzzes one target per run); seed
-# corpora and regression inputs live in each package's testdata/fuzz. A
-# failing input is written there: fix the bug and keep it as a seed.
+# Each fuzz target for FUZZTIME (test/fuzz.sh); seed corpora and regression
+# inputs live in each package's testdata/fuzz.
 FUZZTIME ?= 5s
 FUZZ_TARGETS = internal/catalog:FuzzResolve internal/catalog:FuzzParseCatalog \
 	internal/aggregate:FuzzSanitizeName cmd/mcp-gateway:FuzzHTTPEndpoint
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		echo "fuzz $${t#*:} for $(FUZZTIME)"; \
-		$(GO) test -run '^$$' -fuzz "^$${t#*:}\$$" -fuzztime $(FUZZTIME) ./$${t%%:*}; \
-	done
+	@GO="$(GO)" FUZZTIME=$(FUZZTIME) bash test/fuzz.sh $(FUZZ_TARGETS)
 
 # About 60 s: 32 sessions call three servers while one is killed every few
 # seconds (cmd/mcp-gateway/soak_test.go). SOAK_DURATION=10s shortens it.
