@@ -61,31 +61,23 @@ type Remote struct {
 	base  *http.Transport
 	where string // the URL without its query, for messages
 
-	mu       sync.Mutex
-	state    State
-	changed  chan struct{} // closed and replaced on every state change
-	cur      *remoteSession
-	restarts int
-	lastExit string
-	lastErr  string
-	started  chan struct{}
-	startErr error
+	lifecycle // mu guards cur too
+	cur       *remoteSession
 }
 
 // NewRemote returns a supervisor for a KindRemote spec. Nothing connects
 // until Run.
 func NewRemote(spec catalog.ServerSpec, opts RemoteOptions) *Remote {
 	opts.defaults()
-	return &Remote{
-		spec:    spec,
-		opts:    opts,
-		log:     opts.Logger.With().Str("server", spec.Name).Logger(),
-		base:    http.DefaultTransport.(*http.Transport).Clone(),
-		where:   safeURL(spec.URL),
-		state:   StateStarting,
-		changed: make(chan struct{}),
-		started: make(chan struct{}),
+	r := &Remote{
+		spec:  spec,
+		opts:  opts,
+		log:   opts.Logger.With().Str("server", spec.Name).Logger(),
+		base:  http.DefaultTransport.(*http.Transport).Clone(),
+		where: safeURL(spec.URL),
 	}
+	r.init()
+	return r
 }
 
 // safeURL drops the query and fragment, which may hold a key, so that the
@@ -109,35 +101,7 @@ func (r *Remote) Spec() catalog.ServerSpec { return r.spec }
 func (r *Remote) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return Status{Name: r.spec.Name, State: r.state, Restarts: r.restarts, LastExit: r.lastExit, LastError: r.lastErr}
-}
-
-func (r *Remote) setStateLocked(st State) {
-	r.state = st
-	close(r.changed)
-	r.changed = make(chan struct{})
-}
-
-// WaitStarted blocks until the first connection has succeeded or failed, or
-// ctx is done.
-func (r *Remote) WaitStarted(ctx context.Context) error {
-	select {
-	case <-r.started:
-		return r.startErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (r *Remote) markStarted(err error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	select {
-	case <-r.started:
-	default:
-		r.startErr = err
-		close(r.started)
-	}
+	return r.statusLocked(r.spec.Name, 0)
 }
 
 // Run connects to the remote and keeps a session to it until ctx is done,

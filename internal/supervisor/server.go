@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -101,18 +100,9 @@ type Server struct {
 	// without a shell (directCommand); set by prepare.
 	extraEnv []string
 
-	mu       sync.Mutex
-	state    State
-	changed  chan struct{} // closed and replaced on every state change
-	cur      *instance     // the live instance, when ready
-	restarts int
-	lastExit string
-	lastErr  string
-	pid      int
-	// started is closed once the first start has succeeded or failed;
-	// startErr says which.
-	started  chan struct{}
-	startErr error
+	lifecycle           // mu guards cur and pid too
+	cur       *instance // the live instance, when ready
+	pid       int
 }
 
 // instance is one start of a server: its process and the session over it.
@@ -138,14 +128,13 @@ func (in *instance) broken() bool {
 // New returns a supervisor for spec. Nothing runs until Run.
 func New(spec catalog.ServerSpec, opts Options) *Server {
 	opts.defaults()
-	return &Server{
-		spec:    spec,
-		opts:    opts,
-		log:     opts.Logger.With().Str("server", spec.Name).Logger(),
-		state:   StateStarting,
-		changed: make(chan struct{}),
-		started: make(chan struct{}),
+	s := &Server{
+		spec: spec,
+		opts: opts,
+		log:  opts.Logger.With().Str("server", spec.Name).Logger(),
 	}
+	s.init()
+	return s
 }
 
 // Name is the server's key in the mcp config.
@@ -169,25 +158,7 @@ type Status struct {
 func (s *Server) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Status{Name: s.spec.Name, State: s.state, PID: s.pid, Restarts: s.restarts, LastExit: s.lastExit, LastError: s.lastErr}
-}
-
-func (s *Server) setState(st State) {
-	s.state = st
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
-
-// WaitStarted blocks until the server's first start has succeeded or failed,
-// or ctx is done. Launch uses it to decide between "ready" and a failure that
-// names the server.
-func (s *Server) WaitStarted(ctx context.Context) error {
-	select {
-	case <-s.started:
-		return s.startErr
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return s.statusLocked(s.spec.Name, s.pid)
 }
 
 // Run prepares the server, starts it and keeps it running until ctx is done,
@@ -197,7 +168,7 @@ func (s *Server) Run(ctx context.Context) {
 	defer func() {
 		s.mu.Lock()
 		s.cur, s.pid = nil, 0
-		s.setState(StateStopped)
+		s.setStateLocked(StateStopped)
 		s.mu.Unlock()
 		s.markStarted(errors.New("stopped"))
 	}()
@@ -252,9 +223,9 @@ func (s *Server) Run(ctx context.Context) {
 		s.restarts++
 		s.lastErr = firstLine(err.Error())
 		if failures >= s.opts.FailAfter {
-			s.setState(StateFailed)
+			s.setStateLocked(StateFailed)
 		} else {
-			s.setState(StateRestarting)
+			s.setStateLocked(StateRestarting)
 		}
 		s.mu.Unlock()
 		select {
@@ -265,21 +236,10 @@ func (s *Server) Run(ctx context.Context) {
 	}
 }
 
-func (s *Server) markStarted(err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	select {
-	case <-s.started:
-	default:
-		s.startErr = err
-		close(s.started)
-	}
-}
-
 func (s *Server) fail(msg string) {
 	s.mu.Lock()
 	s.lastErr = firstLine(msg)
-	s.setState(StateFailed)
+	s.setStateLocked(StateFailed)
 	s.mu.Unlock()
 }
 
@@ -395,7 +355,7 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 	s.mu.Lock()
 	s.cur = inst
 	s.lastErr = ""
-	s.setState(StateReady)
+	s.setStateLocked(StateReady)
 	s.mu.Unlock()
 	s.log.Info().Msg("server ready")
 	return inst, nil

@@ -1,0 +1,66 @@
+package supervisor
+
+import (
+	"context"
+	"sync"
+)
+
+// lifecycle is what both supervisors (Server for stdio, Remote for HTTP)
+// keep about their upstream for callers and /health: its state, a channel
+// closed on every change of it (callers waiting for a restart select on
+// it), the restart count, the last exit and error, and how the first start
+// ended. mu also guards the fields of the embedding supervisor.
+type lifecycle struct {
+	mu       sync.Mutex
+	state    State
+	changed  chan struct{} // closed and replaced on every state change
+	restarts int
+	lastExit string
+	lastErr  string
+	// started is closed once the first start has succeeded or failed;
+	// startErr says which.
+	started  chan struct{}
+	startErr error
+}
+
+func (l *lifecycle) init() {
+	l.state = StateStarting
+	l.changed = make(chan struct{})
+	l.started = make(chan struct{})
+}
+
+// setStateLocked changes the state and wakes everyone waiting on changed.
+func (l *lifecycle) setStateLocked(st State) {
+	l.state = st
+	close(l.changed)
+	l.changed = make(chan struct{})
+}
+
+// WaitStarted blocks until the first start has succeeded or failed, or ctx
+// is done. Launch uses it to decide between "ready" and a failure that
+// names the server.
+func (l *lifecycle) WaitStarted(ctx context.Context) error {
+	select {
+	case <-l.started:
+		return l.startErr
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// markStarted records how the first start ended; later calls do nothing.
+func (l *lifecycle) markStarted(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	select {
+	case <-l.started:
+	default:
+		l.startErr = err
+		close(l.started)
+	}
+}
+
+// statusLocked reports the lifecycle as the Status of server name with pid.
+func (l *lifecycle) statusLocked(name string, pid int) Status {
+	return Status{Name: name, State: l.state, PID: pid, Restarts: l.restarts, LastExit: l.lastExit, LastError: l.lastErr}
+}
