@@ -124,6 +124,27 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 // run serves on ln until ctx is done. ready is called once, when every
 // server has started and /mcp answers; if startup fails or times out, run
 // stops everything it started and returns an error naming the servers.
+// runServers runs every server until runCtx ends, each in a goroutine of wg.
+func (g *gateway) runServers(runCtx context.Context, wg *sync.WaitGroup) {
+	for _, s := range g.servers {
+		wg.Go(func() { s.Run(runCtx) })
+	}
+}
+
+// open waits until every server has started (or startup fails, which it
+// logs), then opens the merged view and marks the gateway ready. It returns
+// the number of tools.
+func (g *gateway) open(ctx context.Context) (tools int, err error) {
+	if err := g.waitStarted(ctx); err != nil {
+		g.log.Error().Err(err).Msg("startup failed")
+		return 0, err
+	}
+	g.agg.Open()
+	g.ready.Store(true)
+	_, tools = g.agg.ToolCount()
+	return tools, nil
+}
+
 func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary)) error {
 	began := time.Now()
 	srv := g.set.Limits.server(g.handler())
@@ -132,9 +153,7 @@ func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary))
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	for _, s := range g.servers {
-		wg.Go(func() { s.Run(runCtx) })
-	}
+	g.runServers(runCtx, &wg)
 	wg.Go(func() { g.trim.run(runCtx) })
 	stop := func() {
 		g.stopping.Store(true)
@@ -144,14 +163,11 @@ func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary))
 		g.log.Info().Msg("gateway stopped")
 	}
 
-	if err := g.waitStarted(ctx); err != nil {
-		g.log.Error().Err(err).Msg("startup failed")
+	tools, err := g.open(ctx)
+	if err != nil {
 		stop()
 		return err
 	}
-	g.agg.Open()
-	g.ready.Store(true)
-	_, tools := g.agg.ToolCount()
 	sum := summary{Listen: ln.Addr().String(), Servers: len(g.servers), Tools: tools, Elapsed: time.Since(began)}
 	if strings.HasPrefix(g.set.Listen, ":") {
 		sum.Listen = g.set.Listen

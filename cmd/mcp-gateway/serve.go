@@ -37,14 +37,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	raw, err := set.rawConfig()
-	if err != nil {
-		return err
-	}
-	if raw == nil {
-		raw = []byte(defaultConfig)
-	}
-	specs, err := set.resolve(raw, stderr)
+	specs, err := set.resolveOrDefault(stderr)
 	if err != nil {
 		return err
 	}

@@ -152,6 +152,19 @@ const defaultConfig = `{"sandbox": {}}`
 // resolve validates raw against the catalog and returns the server specs.
 // Warnings go to stderr: the SDK shows them to the user only on failure, but
 // someone running the command by hand sees them.
+// resolveOrDefault resolves --config or --config-file, or with neither the
+// embedded default (the built-in sandbox server), for serve and stdio.
+func (s *settings) resolveOrDefault(stderr io.Writer) ([]catalog.ServerSpec, error) {
+	raw, err := s.rawConfig()
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		raw = []byte(defaultConfig)
+	}
+	return s.resolve(raw, stderr)
+}
+
 func (s *settings) resolve(raw []byte, stderr io.Writer) ([]catalog.ServerSpec, error) {
 	cat, err := s.loadCatalog()
 	if err != nil {

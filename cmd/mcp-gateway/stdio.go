@@ -58,14 +58,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	raw, err := set.rawConfig()
-	if err != nil {
-		return err
-	}
-	if raw == nil {
-		raw = []byte(defaultConfig)
-	}
-	specs, err := set.resolve(raw, stderr)
+	specs, err := set.resolveOrDefault(stderr)
 	if err != nil {
 		return err
 	}
@@ -82,23 +75,18 @@ func (g *gateway) runStdio(ctx context.Context, in io.Reader, out io.Writer) err
 	began := time.Now()
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
-	for _, s := range g.servers {
-		wg.Go(func() { s.Run(runCtx) })
-	}
+	g.runServers(runCtx, &wg)
 	stop := func() {
 		g.stopping.Store(true)
 		cancel()
 		wg.Wait()
 		g.log.Info().Msg("gateway stopped")
 	}
-	if err := g.waitStarted(ctx); err != nil {
-		g.log.Error().Err(err).Msg("startup failed")
+	tools, err := g.open(ctx)
+	if err != nil {
 		stop()
 		return err
 	}
-	g.agg.Open()
-	g.ready.Store(true)
-	_, tools := g.agg.ToolCount()
 	g.log.Info().Int("servers", len(g.servers)).Int("tools", tools).Dur("elapsed", time.Since(began)).
 		Str("transport", "stdio").Msg("ready")
 
@@ -106,7 +94,7 @@ func (g *gateway) runStdio(ctx context.Context, in io.Reader, out io.Writer) err
 		inner: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}},
 		grace: g.set.ShutdownGrace,
 	}
-	err := g.agg.Server().Run(ctx, t)
+	err = g.agg.Server().Run(ctx, t)
 	if ctx.Err() == nil {
 		g.log.Info().Msg("stdin closed; shutting down")
 	} else {
