@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // lifecycle is what both supervisors (Server for stdio, Remote for HTTP)
@@ -63,4 +64,33 @@ func (l *lifecycle) markStarted(err error) {
 // statusLocked reports the lifecycle as the Status of server name with pid.
 func (l *lifecycle) statusLocked(name string, pid int) Status {
 	return Status{Name: name, State: l.state, PID: pid, Restarts: l.restarts, LastExit: l.lastExit, LastError: l.lastErr}
+}
+
+// lost records an instance (or a start) that ended with err after it began,
+// resets the embedding supervisor's live instance with clearLocked, and
+// waits out the backoff of p. failures counts fast failures in a row: it
+// starts over after an instance stayed up p.StableAfter, and at p.FailAfter
+// the state is failed rather than restarting. It reports false if ctx ended
+// first.
+func (l *lifecycle) lost(ctx context.Context, p *RestartPolicy, failures *int, began time.Time, err error, clearLocked func()) bool {
+	if time.Since(began) >= p.StableAfter {
+		*failures = 0
+	}
+	*failures++
+	l.mu.Lock()
+	clearLocked()
+	l.restarts++
+	l.lastErr = firstLine(err.Error())
+	if *failures >= p.FailAfter {
+		l.setStateLocked(StateFailed)
+	} else {
+		l.setStateLocked(StateRestarting)
+	}
+	l.mu.Unlock()
+	select {
+	case <-time.After(p.delay(*failures)):
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }

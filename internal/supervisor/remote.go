@@ -137,23 +137,7 @@ func (r *Remote) Run(ctx context.Context) {
 			r.log.Warn().Str("error", err.Error()).Msg("remote server failed to connect")
 			r.markStarted(err)
 		}
-		if time.Since(begin) >= r.opts.StableAfter {
-			failures = 0
-		}
-		failures++
-		r.mu.Lock()
-		r.cur = nil
-		r.restarts++
-		r.lastErr = firstLine(err.Error())
-		if failures >= r.opts.FailAfter {
-			r.setStateLocked(StateFailed)
-		} else {
-			r.setStateLocked(StateRestarting)
-		}
-		r.mu.Unlock()
-		select {
-		case <-time.After(r.opts.delay(failures)):
-		case <-ctx.Done():
+		if !r.lost(ctx, &r.opts.RestartPolicy, &failures, begin, err, func() { r.cur = nil }) {
 			return
 		}
 	}

@@ -214,23 +214,7 @@ func (s *Server) Run(ctx context.Context) {
 			s.log.Warn().Err(err).Msg("server failed to start")
 			s.markStarted(err)
 		}
-		if time.Since(begin) >= s.opts.StableAfter {
-			failures = 0
-		}
-		failures++
-		s.mu.Lock()
-		s.cur, s.pid = nil, 0
-		s.restarts++
-		s.lastErr = firstLine(err.Error())
-		if failures >= s.opts.FailAfter {
-			s.setStateLocked(StateFailed)
-		} else {
-			s.setStateLocked(StateRestarting)
-		}
-		s.mu.Unlock()
-		select {
-		case <-time.After(s.opts.delay(failures)):
-		case <-ctx.Done():
+		if !s.lost(ctx, &s.opts.RestartPolicy, &failures, begin, err, func() { s.cur, s.pid = nil, 0 }) {
 			return
 		}
 	}
