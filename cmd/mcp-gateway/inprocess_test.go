@@ -199,22 +199,7 @@ func testSettings(t *testing.T, maxSessions int) *settings {
 }
 
 // syncBuffer is a log sink tests can read while the gateway writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = fixture.Log
 
 // pingStatus sends a ping on session id and returns the HTTP status.
 func pingStatus(t *testing.T, url, token, id string) int {

@@ -29,22 +29,7 @@ func TestMain(m *testing.M) {
 }
 
 // logs collects the gateway's log, where servers' stderr lands.
-type logs struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logs) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logs) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logs = fixture.Log
 
 // waitFor polls cond until it holds or the test's deadline passes.
 func waitFor(t *testing.T, what string, cond func() bool) {
