@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -92,5 +93,35 @@ func (l *lifecycle) lost(ctx context.Context, p *RestartPolicy, failures *int, b
 		return true
 	case <-ctx.Done():
 		return false
+	}
+}
+
+// await waits until usable, called with mu held and the current state,
+// reports true (it then takes what it needs of the embedding supervisor),
+// or fails at once when the upstream is failed or stopped, or when ctx ends
+// first: calls wait for a restart, but never for a crash loop.
+func (l *lifecycle) await(ctx context.Context, usable func(State) bool) error {
+	for {
+		l.mu.Lock()
+		if usable(l.state) {
+			l.mu.Unlock()
+			return nil
+		}
+		st, changed, lastErr := l.state, l.changed, l.lastErr
+		l.mu.Unlock()
+		switch st {
+		case StateFailed:
+			return fmt.Errorf("%w: failed: %s", ErrUnavailable, lastErr)
+		case StateStopped:
+			return fmt.Errorf("%w: stopped", ErrUnavailable)
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			if lastErr != "" {
+				return fmt.Errorf("%w: still %s after: %s", ErrUnavailable, st, lastErr)
+			}
+			return fmt.Errorf("%w: still %s: %w", ErrUnavailable, st, ctx.Err())
+		}
 	}
 }

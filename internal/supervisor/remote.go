@@ -264,27 +264,15 @@ func (r *Remote) clean(err error) error {
 // reconnects; not, if non-nil, is a session known to be dead and is waited
 // past. A failed remote fails at once.
 func (r *Remote) session(ctx context.Context, not *remoteSession) (*remoteSession, error) {
-	for {
-		r.mu.Lock()
-		st, cur, changed, lastErr := r.state, r.cur, r.changed, r.lastErr
-		r.mu.Unlock()
-		switch {
-		case st == StateReady && cur != nil && cur != not:
-			return cur, nil
-		case st == StateFailed:
-			return nil, fmt.Errorf("%w: failed: %s", ErrUnavailable, lastErr)
-		case st == StateStopped:
-			return nil, fmt.Errorf("%w: stopped", ErrUnavailable)
+	var sess *remoteSession
+	err := r.await(ctx, func(st State) bool {
+		if st == StateReady && r.cur != nil && r.cur != not {
+			sess = r.cur
+			return true
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			if lastErr != "" {
-				return nil, fmt.Errorf("%w: still %s after: %s", ErrUnavailable, st, lastErr)
-			}
-			return nil, fmt.Errorf("%w: still %s: %w", ErrUnavailable, st, ctx.Err())
-		}
-	}
+		return false
+	})
+	return sess, err
 }
 
 // Do runs fn with a live session, waiting (within ctx) while the remote

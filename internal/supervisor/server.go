@@ -394,31 +394,17 @@ var ErrUnavailable = errors.New("server unavailable")
 // restarts. A failed server fails at once: in a crash loop, waiting would
 // only turn a clear error into a timeout.
 func (s *Server) session(ctx context.Context) (*instance, error) {
-	for {
-		s.mu.Lock()
-		st, cur, changed, lastErr := s.state, s.cur, s.changed, s.lastErr
-		s.mu.Unlock()
-		switch st {
-		case StateReady:
-			// The process may have died a moment before Run noticed: wait for
-			// the restart rather than hand out a session that can only fail.
-			if !cur.proc.exited() && !cur.broken() {
-				return cur, nil
-			}
-		case StateFailed:
-			return nil, fmt.Errorf("%w: failed: %s", ErrUnavailable, lastErr)
-		case StateStopped:
-			return nil, fmt.Errorf("%w: stopped", ErrUnavailable)
+	var inst *instance
+	err := s.await(ctx, func(st State) bool {
+		// The process may have died a moment before Run noticed: wait for
+		// the restart rather than hand out a session that can only fail.
+		if st == StateReady && s.cur != nil && !s.cur.proc.exited() && !s.cur.broken() {
+			inst = s.cur
+			return true
 		}
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			if lastErr != "" {
-				return nil, fmt.Errorf("%w: still %s after: %s", ErrUnavailable, st, lastErr)
-			}
-			return nil, fmt.Errorf("%w: still %s: %w", ErrUnavailable, st, ctx.Err())
-		}
-	}
+		return false
+	})
+	return inst, err
 }
 
 // CallError is the error of a call that a server could not answer. The
