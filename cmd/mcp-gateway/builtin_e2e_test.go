@@ -318,24 +318,7 @@ func TestServeWithoutConfig(t *testing.T) {
 		t.Fatalf("run_command: %v %v", res, err)
 	}
 	cs.Close()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("serve exited with %v after SIGTERM, want 0", err)
-		}
-	case <-time.After(20 * time.Second):
-		cmd.Process.Kill()
-		t.Fatal("serve did not exit after SIGTERM")
-	}
-	if left := sessionMembers(cmd.Process.Pid); len(left) > 0 {
-		killSession(cmd.Process.Pid)
-		t.Errorf("processes left after SIGTERM: %v", left)
-	}
+	stopServe(t, cmd, 20*time.Second)
 	if pid := h.Servers[0].PID; alive(pid) {
 		t.Errorf("sandbox server pid %d still alive", pid)
 	}

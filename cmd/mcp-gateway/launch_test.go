@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"regexp"
 	"slices"
 	"strings"
@@ -350,6 +351,18 @@ func TestServeSIGTERM(t *testing.T) {
 	if len(h.Servers) != 2 {
 		t.Fatalf("health %+v", h)
 	}
+	stopServe(t, cmd, 15*time.Second)
+	for _, s := range h.Servers {
+		if alive(s.PID) {
+			t.Errorf("server %s (pid %d) still alive", s.Name, s.PID)
+		}
+	}
+}
+
+// stopServe sends SIGTERM to a foreground `serve` and checks that it exits 0
+// within wait, leaving no process of its session behind.
+func stopServe(t *testing.T, cmd *exec.Cmd, wait time.Duration) {
+	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -360,17 +373,12 @@ func TestServeSIGTERM(t *testing.T) {
 		if err != nil {
 			t.Errorf("serve exited with %v after SIGTERM, want 0", err)
 		}
-	case <-time.After(15 * time.Second):
+	case <-time.After(wait):
 		cmd.Process.Kill()
 		t.Fatal("serve did not exit after SIGTERM")
 	}
 	if left := sessionMembers(cmd.Process.Pid); len(left) > 0 {
 		killSession(cmd.Process.Pid)
 		t.Errorf("processes left after SIGTERM: %v", left)
-	}
-	for _, s := range h.Servers {
-		if alive(s.PID) {
-			t.Errorf("server %s (pid %d) still alive", s.Name, s.PID)
-		}
 	}
 }
