@@ -3,13 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,112 +13,6 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
-
-// remoteMCP is a remote MCP server for the gateway under test: the Go SDK's
-// streamable-HTTP handler on 127.0.0.1 in the test process, behind a bearer
-// check. restart replaces it with a fresh instance on the same port, which
-// knows none of the old sessions, as a redeployed remote would.
-type remoteMCP struct {
-	t     *testing.T
-	token string
-	addr  string
-	inits atomic.Int32 // initialize requests that passed the bearer check
-
-	mu     sync.Mutex
-	srv    *http.Server
-	server *mcp.Server
-	gen    int
-}
-
-func startRemoteMCP(t *testing.T, token string) *remoteMCP {
-	t.Helper()
-	r := &remoteMCP{t: t, token: token, addr: "127.0.0.1:0"}
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *remoteMCP) url() string { return "http://" + r.addr + "/mcp" }
-
-func (r *remoteMCP) start() {
-	r.t.Helper()
-	var ln net.Listener
-	var err error
-	for range 100 { // the port was just freed by stop
-		if ln, err = net.Listen("tcp", r.addr); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		r.t.Fatalf("listen %s: %v", r.addr, err)
-	}
-	r.addr = ln.Addr().String()
-	r.mu.Lock()
-	r.gen++
-	gen := r.gen
-	r.mu.Unlock()
-
-	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1"}, nil)
-	type echoIn struct {
-		Text string `json:"text"`
-	}
-	mcp.AddTool(server, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-		return textOut("remote:" + in.Text), nil, nil
-	})
-	type forecastIn struct {
-		City string `json:"city"`
-	}
-	mcp.AddTool(server, &mcp.Tool{Name: "forecast", Description: "weather forecast"}, func(_ context.Context, _ *mcp.CallToolRequest, in forecastIn) (*mcp.CallToolResult, any, error) {
-		return textOut(fmt.Sprintf("sunny in %s (generation %d)", in.City, gen)), nil, nil
-	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.Header.Get("Authorization") != "Bearer "+r.token {
-			http.Error(w, "invalid token", http.StatusUnauthorized)
-			return
-		}
-		if req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
-			r.inits.Add(1)
-		}
-		h.ServeHTTP(w, req)
-	})}
-	r.mu.Lock()
-	r.srv, r.server = srv, server
-	r.mu.Unlock()
-	go srv.Serve(ln)
-}
-
-// stop closes the listener and every connection, streams included.
-func (r *remoteMCP) stop() {
-	r.mu.Lock()
-	srv := r.srv
-	r.srv = nil
-	r.mu.Unlock()
-	if srv != nil {
-		srv.Close()
-	}
-}
-
-func (r *remoteMCP) restart() {
-	r.stop()
-	r.start()
-}
-
-// addTool adds a tool to the running instance; the SDK announces it with
-// notifications/tools/list_changed.
-func (r *remoteMCP) addTool(name, answer string) {
-	r.mu.Lock()
-	server := r.server
-	r.mu.Unlock()
-	mcp.AddTool(server, &mcp.Tool{Name: name}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return textOut(answer), nil, nil
-	})
-}
-
-func textOut(s string) *mcp.CallToolResult {
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
-}
 
 // healthOf returns name's line in /health.
 func (sb *testbox) healthOf(name string) (state string, restarts, tools, pid int) {
@@ -142,17 +32,17 @@ func (sb *testbox) healthOf(name string) (state string, restarts, tools, pid int
 // ${VAR} header, and a remote restart mid-session that the agent never sees.
 func TestRemoteUpstream(t *testing.T) {
 	remoteKey := "rk-" + fmt.Sprint(time.Now().UnixNano())
-	rem := startRemoteMCP(t, remoteKey)
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: remoteKey, Name: "weather", EchoPrefix: "remote:"})
 	sb := newTestbox(t)
 	sb.env = append(sb.env, "WEATHER_REMOTE_KEY="+remoteKey)
 	r := sb.mustLaunch(mcpConfig(t, map[string]any{
 		"local": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "local", Tools: []string{"echo"}})},
 		"weather": map[string]any{
-			"url":     rem.url(),
+			"url":     rem.URL(),
 			"headers": map[string]string{"Authorization": "Bearer ${WEATHER_REMOTE_KEY}"},
 		},
 	}))
-	if !strings.Contains(r.stdout, "(2 servers, 3 tools)") {
+	if !strings.Contains(r.stdout, "(2 servers, 4 tools)") {
 		t.Errorf("launch said %q", r.stdout)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -165,7 +55,7 @@ func TestRemoteUpstream(t *testing.T) {
 	// Same naming as stdio servers: "local" < "weather", so local keeps echo.
 	names := toolNames(t, ctx, cs)
 	slices.Sort(names)
-	if want := []string{"echo", "forecast", "weather_echo"}; !slices.Equal(names, want) {
+	if want := []string{"echo", "forecast", "generation", "weather_echo"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 	callText := func(name string, args map[string]any) string {
@@ -185,12 +75,12 @@ func TestRemoteUpstream(t *testing.T) {
 	if got := callText("echo", map[string]any{"text": "hi"}); got != "hi" {
 		t.Errorf("echo (local) = %q", got)
 	}
-	if state, restarts, tools, pid := sb.healthOf("weather"); state != "ready" || restarts != 0 || tools != 2 || pid != 0 {
+	if state, restarts, tools, pid := sb.healthOf("weather"); state != "ready" || restarts != 0 || tools != 3 || pid != 0 {
 		t.Errorf("weather health: %s restarts=%d tools=%d pid=%d", state, restarts, tools, pid)
 	}
 
 	// A tool added on the remote reaches the agent with list_changed.
-	rem.addTool("alerts", "no alerts")
+	rem.AddTool("alerts", "no alerts")
 	for !slices.Contains(toolNames(t, ctx, cs), "alerts") {
 		select {
 		case <-listChanged:
@@ -204,11 +94,11 @@ func TestRemoteUpstream(t *testing.T) {
 
 	// The remote restarts: the next call meets 404 for its session, the
 	// gateway re-initializes and retries, and the agent gets its answer.
-	rem.restart()
+	rem.Restart()
 	if got := callText("forecast", map[string]any{"city": "Oslo"}); got != "sunny in Oslo (generation 2)" {
 		t.Errorf("forecast after the remote restarted = %q", got)
 	}
-	if n := rem.inits.Load(); n != 2 {
+	if n := rem.Inits.Load(); n != 2 {
 		t.Errorf("remote saw %d initializes, want 2", n)
 	}
 	if state, restarts, _, _ := sb.healthOf("weather"); state != "ready" || restarts != 1 {
@@ -226,16 +116,16 @@ func TestRemoteUpstream(t *testing.T) {
 // fails the launch with a message naming the server and the status, and
 // nothing is left running.
 func TestRemoteWrongHeader(t *testing.T) {
-	rem := startRemoteMCP(t, "the-right-key")
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "the-right-key", Name: "weather", EchoPrefix: "remote:"})
 	sb := newTestbox(t)
 	sb.env = append(sb.env, "WEATHER_REMOTE_KEY=a-wrong-key")
 	r := sb.launch(mcpConfig(t, map[string]any{
-		"weather": map[string]any{"url": rem.url(), "headers": map[string]string{"Authorization": "Bearer ${WEATHER_REMOTE_KEY}"}},
+		"weather": map[string]any{"url": rem.URL(), "headers": map[string]string{"Authorization": "Bearer ${WEATHER_REMOTE_KEY}"}},
 	}))
 	if r.code != 1 {
 		t.Fatalf("launch exited %d, want 1\nstderr: %s", r.code, r.stderr)
 	}
-	for _, want := range []string{`server "weather" failed to start`, rem.url(), "401 Unauthorized", "headers"} {
+	for _, want := range []string{`server "weather" failed to start`, rem.URL(), "401 Unauthorized", "headers"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("stderr %q lacks %q", r.stderr, want)
 		}

@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,147 +13,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
-
-// testRemote is a real streamable-HTTP MCP server (the Go SDK's handler) on
-// 127.0.0.1 behind a bearer check. restart replaces it with a fresh one on
-// the same port, as a redeployed remote would be: it knows no old session.
-type testRemote struct {
-	t     *testing.T
-	token string
-	// jsonNotFound makes unknown sessions get a 404 with a JSON-RPC body,
-	// as the TypeScript SDK's server answers, instead of the Go SDK's text.
-	jsonNotFound bool
-
-	addr       string
-	inits      atomic.Int32 // initialize requests that passed the bearer check
-	deletes    atomic.Int32 // DELETE requests (session ends)
-	authHeader atomic.Value // last Authorization header seen
-
-	mu       sync.Mutex
-	srv      *http.Server
-	gen      int
-	sessions map[string]bool // session ids issued by the current instance
-}
-
-func newTestRemote(t *testing.T, token string) *testRemote {
-	t.Helper()
-	r := &testRemote{t: t, token: token, addr: "127.0.0.1:0"}
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *testRemote) url() string { return "http://" + r.addr + "/mcp" }
-
-func (r *testRemote) start() {
-	r.t.Helper()
-	var ln net.Listener
-	var err error
-	// The port was just freed by stop; on a loaded machine rebinding may
-	// need a moment.
-	for i := 0; i < 100; i++ {
-		if ln, err = net.Listen("tcp", r.addr); err == nil {
-			break
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if err != nil {
-		r.t.Fatalf("listen %s: %v", r.addr, err)
-	}
-	r.addr = ln.Addr().String()
-	r.mu.Lock()
-	r.gen++
-	gen := r.gen
-	r.sessions = map[string]bool{}
-	r.mu.Unlock()
-
-	server := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
-	type echoIn struct {
-		Text string `json:"text"`
-	}
-	mcp.AddTool(server, &mcp.Tool{Name: "echo"}, func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Text}}}, nil, nil
-	})
-	mcp.AddTool(server, &mcp.Tool{Name: "generation"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(gen)}}}, nil, nil
-	})
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.authHeader.Store(req.Header.Get("Authorization"))
-		if req.Header.Get("Authorization") != "Bearer "+r.token {
-			http.Error(w, "bad token", http.StatusUnauthorized)
-			return
-		}
-		if req.Method == http.MethodDelete {
-			r.deletes.Add(1)
-		}
-		id := req.Header.Get("Mcp-Session-Id")
-		r.mu.Lock()
-		known := r.sessions[id]
-		r.mu.Unlock()
-		if id != "" && !known && r.jsonNotFound {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}`)
-			return
-		}
-		if id == "" && req.Method == http.MethodPost {
-			r.inits.Add(1)
-		}
-		h.ServeHTTP(&sessionRecorder{ResponseWriter: w, remote: r}, req)
-	})}
-	r.mu.Lock()
-	r.srv = srv
-	r.mu.Unlock()
-	go srv.Serve(ln)
-}
-
-// sessionRecorder notes the session ids the handler issues.
-type sessionRecorder struct {
-	http.ResponseWriter
-	remote *testRemote
-}
-
-func (s *sessionRecorder) WriteHeader(code int) {
-	s.note()
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *sessionRecorder) Write(b []byte) (int, error) {
-	s.note()
-	return s.ResponseWriter.Write(b)
-}
-
-func (s *sessionRecorder) note() {
-	if id := s.Header().Get("Mcp-Session-Id"); id != "" {
-		s.remote.mu.Lock()
-		s.remote.sessions[id] = true
-		s.remote.mu.Unlock()
-	}
-}
-
-func (s *sessionRecorder) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-// stop closes the listener and every connection, streams included.
-func (r *testRemote) stop() {
-	r.mu.Lock()
-	srv := r.srv
-	r.srv = nil
-	r.mu.Unlock()
-	if srv != nil {
-		srv.Close()
-	}
-}
-
-func (r *testRemote) restart() {
-	r.stop()
-	r.start()
-}
 
 // runRemote runs a Remote for spec until the test ends, checking that Run
 // returns after cancel.
@@ -221,10 +79,10 @@ func waitState(t *testing.T, ctx context.Context, r *Remote, states ...State) St
 }
 
 func TestRemoteReadyAndCall(t *testing.T) {
-	rem := newTestRemote(t, "tok-1")
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok-1"})
 	var readies atomic.Int32
 	var tools []string
-	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.url(), Headers: map[string]string{"Authorization": "Bearer tok-1"}}, RemoteOptions{
+	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok-1"}}, RemoteOptions{
 		OnReady: func(ctx context.Context, r *Remote, cs *mcp.ClientSession) error {
 			readies.Add(1)
 			res, err := cs.ListTools(ctx, nil)
@@ -245,14 +103,14 @@ func TestRemoteReadyAndCall(t *testing.T) {
 	if st := r.Status(); st.State != StateReady || st.PID != 0 || st.Name != "rm" {
 		t.Errorf("status %+v", st)
 	}
-	if readies.Load() != 1 || strings.Join(tools, ",") != "echo,generation" {
+	if readies.Load() != 1 || strings.Join(tools, ",") != "echo,forecast,generation" {
 		t.Errorf("OnReady ran %d times, saw tools %v", readies.Load(), tools)
 	}
 	res, err := callRemote(ctx, r, "echo", map[string]any{"text": "hello remote"})
 	if err != nil || resultText(t, res) != "hello remote" {
 		t.Fatalf("call: %v %v", res, err)
 	}
-	if got := rem.authHeader.Load(); got != "Bearer tok-1" {
+	if got := rem.AuthHeader(); got != "Bearer tok-1" {
 		t.Errorf("remote saw Authorization %q", got)
 	}
 	// A JSON-RPC error from the remote passes through as is and keeps the
@@ -262,16 +120,16 @@ func TestRemoteReadyAndCall(t *testing.T) {
 	if err == nil || errors.As(err, &ce) {
 		t.Errorf("unknown tool: %v, want the remote's own error", err)
 	}
-	if st := r.Status(); st.Restarts != 0 || rem.inits.Load() != 1 {
-		t.Errorf("a tool error replaced the session: %+v, %d initializes", st, rem.inits.Load())
+	if st := r.Status(); st.Restarts != 0 || rem.Inits.Load() != 1 {
+		t.Errorf("a tool error replaced the session: %+v, %d initializes", st, rem.Inits.Load())
 	}
 }
 
 // TestRemoteStopEndsSession: Run's end closes the session on the remote
 // (a DELETE), so a remote does not keep sessions of a stopped gateway.
 func TestRemoteStopEndsSession(t *testing.T) {
-	rem := newTestRemote(t, "tok")
-	r := NewRemote(catalog.ServerSpec{Name: "rm", Kind: catalog.KindRemote, URL: rem.url(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{})
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
+	r := NewRemote(catalog.ServerSpec{Name: "rm", Kind: catalog.KindRemote, URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.Run(ctx); close(done) }()
@@ -286,8 +144,8 @@ func TestRemoteStopEndsSession(t *testing.T) {
 	case <-wctx.Done():
 		t.Fatal("Run did not return")
 	}
-	if rem.deletes.Load() != 1 {
-		t.Errorf("remote saw %d DELETEs, want 1", rem.deletes.Load())
+	if rem.Deletes.Load() != 1 {
+		t.Errorf("remote saw %d DELETEs, want 1", rem.Deletes.Load())
 	}
 	_, err := callRemote(wctx, r, "echo", nil)
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "stopped") {
@@ -301,10 +159,9 @@ func TestRemoteStopEndsSession(t *testing.T) {
 func TestRemoteRestartMidSession(t *testing.T) {
 	for _, jsonBody := range []bool{false, true} {
 		t.Run(fmt.Sprintf("jsonNotFound=%v", jsonBody), func(t *testing.T) {
-			rem := newTestRemote(t, "tok")
-			rem.jsonNotFound = jsonBody
+			rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok", JSONNotFound: jsonBody})
 			var readies atomic.Int32
-			r, _ := runRemote(t, catalog.ServerSpec{URL: rem.url(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
+			r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
 				OnReady: func(context.Context, *Remote, *mcp.ClientSession) error { readies.Add(1); return nil },
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -313,7 +170,7 @@ func TestRemoteRestartMidSession(t *testing.T) {
 			if err != nil || resultText(t, res) != "1" {
 				t.Fatalf("first call: %v %v", res, err)
 			}
-			rem.restart()
+			rem.Restart()
 			res, err = callRemote(ctx, r, "generation", nil)
 			if err != nil {
 				t.Fatalf("call after the remote restarted: %v", err)
@@ -322,8 +179,8 @@ func TestRemoteRestartMidSession(t *testing.T) {
 				t.Errorf("answered by generation %s, want 2", got)
 			}
 			st := waitState(t, ctx, r, StateReady)
-			if st.Restarts != 1 || readies.Load() != 2 || rem.inits.Load() != 2 {
-				t.Errorf("after one remote restart: %+v, OnReady %d, initializes %d", st, readies.Load(), rem.inits.Load())
+			if st.Restarts != 1 || readies.Load() != 2 || rem.Inits.Load() != 2 {
+				t.Errorf("after one remote restart: %+v, OnReady %d, initializes %d", st, readies.Load(), rem.Inits.Load())
 			}
 			if !strings.Contains(st.LastExit, "404") {
 				t.Errorf("lastExit %q does not say 404", st.LastExit)
@@ -335,9 +192,9 @@ func TestRemoteRestartMidSession(t *testing.T) {
 // TestRemoteRestartWhileIdle: with no call in flight, the lost session is
 // noticed on the standalone stream, and a new one is made before any call.
 func TestRemoteRestartWhileIdle(t *testing.T) {
-	rem := newTestRemote(t, "tok")
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
 	var readies atomic.Int32
-	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.url(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
+	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
 		OnReady: func(context.Context, *Remote, *mcp.ClientSession) error { readies.Add(1); return nil },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -345,7 +202,7 @@ func TestRemoteRestartWhileIdle(t *testing.T) {
 	if err := r.WaitStarted(ctx); err != nil {
 		t.Fatal(err)
 	}
-	rem.restart()
+	rem.Restart()
 	for readies.Load() < 2 {
 		select {
 		case <-ctx.Done():
@@ -359,8 +216,8 @@ func TestRemoteRestartWhileIdle(t *testing.T) {
 }
 
 func TestRemoteWrongHeader(t *testing.T) {
-	rem := newTestRemote(t, "right-token")
-	r, logs := runRemote(t, catalog.ServerSpec{URL: rem.url() + "?key=q-secret", Headers: map[string]string{"Authorization": "Bearer wrong-token"}}, RemoteOptions{
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "right-token"})
+	r, logs := runRemote(t, catalog.ServerSpec{URL: rem.URL() + "?key=q-secret", Headers: map[string]string{"Authorization": "Bearer wrong-token"}}, RemoteOptions{
 		Redact: func(s string) string { return strings.ReplaceAll(s, "wrong-token", "[REDACTED]") },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -370,7 +227,7 @@ func TestRemoteWrongHeader(t *testing.T) {
 		t.Fatal("started with a wrong token")
 	}
 	t.Logf("start error: %v", err)
-	for _, want := range []string{rem.url(), "401 Unauthorized", "headers"} {
+	for _, want := range []string{rem.URL(), "401 Unauthorized", "headers"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("start error %q lacks %q", err, want)
 		}
@@ -390,8 +247,8 @@ func TestRemoteWrongHeader(t *testing.T) {
 // clear error, is retried with backoff until failed, and is used again once
 // it is back.
 func TestRemoteUnreachable(t *testing.T) {
-	rem := newTestRemote(t, "tok")
-	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.url(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
+	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
 		RestartPolicy: RestartPolicy{FailAfter: 3, MaxBackoff: 100 * time.Millisecond},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -399,14 +256,14 @@ func TestRemoteUnreachable(t *testing.T) {
 	if _, err := callRemote(ctx, r, "echo", map[string]any{"text": "x"}); err != nil {
 		t.Fatal(err)
 	}
-	rem.stop()
+	rem.Stop()
 	_, err := callRemote(ctx, r, "echo", map[string]any{"text": "x"})
 	t.Logf("call to a stopped remote: %v", err)
 	var ce *CallError
 	if !errors.As(err, &ce) || ce.Server != "rm" {
 		t.Fatalf("call to a stopped remote: %v, want a CallError", err)
 	}
-	for _, want := range []string{`server "rm"`, rem.url(), "unreachable", "connection refused"} {
+	for _, want := range []string{`server "rm"`, rem.URL(), "unreachable", "connection refused"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
 		}
@@ -421,7 +278,7 @@ func TestRemoteUnreachable(t *testing.T) {
 		t.Errorf("call to a failed remote: %v", err)
 	}
 	// Retries continue at the slow rate; once the remote is back, it is used.
-	rem.start()
+	rem.Start()
 	waitState(t, ctx, r, StateReady)
 	res, err := callRemote(ctx, r, "echo", map[string]any{"text": "back"})
 	if err != nil || resultText(t, res) != "back" {
@@ -432,8 +289,8 @@ func TestRemoteUnreachable(t *testing.T) {
 // TestRemoteOnReadyError: an OnReady failure fails the start, like a
 // handshake failure.
 func TestRemoteOnReadyError(t *testing.T) {
-	rem := newTestRemote(t, "tok")
-	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.url(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
+	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
 		OnReady: func(context.Context, *Remote, *mcp.ClientSession) error { return errors.New("list tools: boom") },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
