@@ -57,6 +57,8 @@ type bench struct {
 	direct        map[int]stats
 	directCPU     time.Duration // the stdio server's CPU per call, 8 callers
 	directOverlap time.Duration
+	directClient  time.Duration          // the client's CPU per call, 1 caller
+	floor         map[string]floorResult // by floor kind
 
 	cpuRows     []row // gateway CPU per call, listed after the throughput rows
 	profileNote string
@@ -150,6 +152,12 @@ func (b *bench) directRuns(ctx context.Context) error {
 	if _, err := drive(ctx, []call{echoCall(d.cs, directEchoTool)}, 0, warmupCalls); err != nil {
 		return fmt.Errorf("direct warm-up: %w", err)
 	}
+	b.floor = map[string]floorResult{}
+	for _, kind := range floorKinds {
+		if err := b.floorRun(ctx, kind); err != nil {
+			return err
+		}
+	}
 	b.direct = make(map[int]stats)
 	for _, n := range sessionCounts {
 		b.logf("direct stdio, %s, %s", plural(n, "caller"), b.opt.duration)
@@ -161,9 +169,13 @@ func (b *bench) directRuns(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		own0 := ownCPUTime()
 		s, err := drive(ctx, workers, b.opt.duration, 0)
 		if err != nil {
 			return fmt.Errorf("direct, %d callers: %w", n, err)
+		}
+		if n == 1 {
+			b.directClient = perCall(ownCPUTime()-own0, s.calls)
 		}
 		cpu1, err := cpuTime(d.pid())
 		if err != nil {
@@ -181,6 +193,41 @@ func (b *bench) directRuns(ctx context.Context) error {
 	if b.directOverlap, err = overlap(ctx, calls); err != nil {
 		return fmt.Errorf("direct overlap: %w", err)
 	}
+	return nil
+}
+
+// floorRun measures one floor proxy (floor.go) at 1 session: calls/s, and
+// CPU per call of the proxy and of the client.
+func (b *bench) floorRun(ctx context.Context, kind string) error {
+	b.logf("floor proxy (%s), 1 session, %s", kind, b.opt.duration)
+	p, err := startFloor(kind)
+	if err != nil {
+		return err
+	}
+	defer p.close()
+	cs, err := p.connect(ctx, b.opt.protocol)
+	if err != nil {
+		return err
+	}
+	defer cs.Close()
+	w := []call{echoCall(cs, directEchoTool)}
+	if _, err := drive(ctx, w, 0, warmupCalls); err != nil {
+		return fmt.Errorf("floor warm-up: %w", err)
+	}
+	own0 := ownCPUTime()
+	cpu0, err := cpuTime(p.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	s, err := drive(ctx, w, b.opt.duration, 0)
+	if err != nil {
+		return fmt.Errorf("floor proxy (%s): %w", kind, err)
+	}
+	cpu1, err := cpuTime(p.cmd.Process.Pid)
+	if err != nil {
+		return err
+	}
+	b.floor[kind] = floorResult{s, perCall(cpu1-cpu0, s.calls), perCall(ownCPUTime()-own0, s.calls)}
 	return nil
 }
 
@@ -233,10 +280,12 @@ func (b *bench) gatewayRuns(ctx context.Context) error {
 			return err
 		}
 		up0, _ := cpuTime(upPID)
+		own0 := ownCPUTime()
 		s, err := drive(ctx, workers, b.opt.duration, 0)
 		if err != nil {
 			return fmt.Errorf("gateway, %d sessions: %w", n, err)
 		}
+		client := perCall(ownCPUTime()-own0, s.calls)
 		gw1, err := cpuTime(bx.gwPID)
 		if err != nil {
 			return err
@@ -244,12 +293,19 @@ func (b *bench) gatewayRuns(ctx context.Context) error {
 		up1, _ := cpuTime(upPID)
 		forwarded += s.calls
 		d := b.direct[n]
-		b.tbl.add(fmt.Sprintf("direct stdio, %s on its session", plural(n, "caller")), throughput(d), "", none)
 		share := s.rate() / d.rate()
 		res := fmt.Sprintf("%s (%.0f%% of direct)", throughput(s), 100*share)
 		if n == 1 {
+			b.tbl.add("direct stdio, 1 caller on its session", fmt.Sprintf("%s (client CPU %s per call)", throughput(d), dur(b.directClient)), "", none)
+			res = fmt.Sprintf("%s (%.0f%% of direct; client CPU %s per call)", throughput(s), 100*share, dur(client))
+			for _, kind := range floorKinds {
+				f := b.floor[kind]
+				b.tbl.add(fmt.Sprintf("floor: bare %s proxy, 1 session", floorNames[kind]),
+					fmt.Sprintf("%s (%.0f%% of direct; proxy CPU %s, client CPU %s per call)", throughput(f.stats), 100*f.rate()/d.rate(), dur(f.cpu), dur(f.client)), "", none)
+			}
 			b.tbl.add("gateway, 1 session", res, "≥ 50% of direct calls/s", judge(share >= targetRateShare))
 		} else {
+			b.tbl.add(fmt.Sprintf("direct stdio, %s on its session", plural(n, "caller")), throughput(d), "", none)
 			b.tbl.add(fmt.Sprintf("gateway, %d sessions", n), res, "", none)
 		}
 		cpu := perCall(gw1-gw0, s.calls)

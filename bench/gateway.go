@@ -183,11 +183,13 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // enough idle connections for every session (the default keeps 2 per host,
 // which would make 32 sessions reconnect all the time and measure TCP setup
 // instead of the gateway).
-func (b *box) httpClient() *http.Client {
+func (b *box) httpClient() *http.Client { return httpClient(b.token) }
+
+func httpClient(token string) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConns = 512
 	tr.MaxIdleConnsPerHost = 512
-	return &http.Client{Transport: bearer{b.token, tr}}
+	return &http.Client{Transport: bearer{token, tr}}
 }
 
 // connect opens a Go SDK client session to the gateway, as an agent would

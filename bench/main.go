@@ -34,6 +34,13 @@ import (
 func main() {
 	// First: the gateway starts this same binary as its stdio servers.
 	fixture.RunIfRequested()
+	if kind := os.Getenv(floorEnv); kind != "" {
+		if err := runFloor(kind); err != nil {
+			fmt.Fprintln(os.Stderr, "floor proxy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
