@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -59,7 +61,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	default:
 		return false
 	}
-	if len(msg.ID) == 0 || !acceptsJSON(r) {
+	if len(msg.ID) == 0 || !acceptsJSON(r) || foreignHost(r) {
 		return false
 	}
 	ss := f.g.session(sid)
@@ -176,6 +178,28 @@ func (f *fastPath) endSession(id string) {
 			stop()
 		}
 	}
+}
+
+// foreignHost reports whether r came in on a loopback address with a Host
+// that is not a loopback name: the SDK refuses those (403) against DNS
+// rebinding, so the fast path leaves them to it.
+func foreignHost(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	return ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host)
+}
+
+// isLoopback is the SDK's test (go-sdk internal/util.IsLoopback): a
+// host[:port] that is "localhost" or a loopback IP.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // acceptsJSON reports whether the client takes both response forms, as the

@@ -411,3 +411,28 @@ func TestDeeplyNestedBody(t *testing.T) {
 	}
 	s.echo("still serving")
 }
+
+// TestFastPathKeepsRebindingCheck: the SDK refuses a request that came in
+// on a loopback address with a Host that is not a loopback name (DNS
+// rebinding); the fast path must not answer such a call in its place.
+func TestFastPathKeepsRebindingCheck(t *testing.T) {
+	url, token, _, _ := fastPathGateway(t)
+	s := newRawSession(t, url, token)
+	for host, want := range map[string]int{"evil.example": http.StatusForbidden, "localhost:1": http.StatusOK, "[::1]:1": http.StatusOK} {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(callBody(1, "who", `{}`, "")))
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", s.id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("Host %s: %s %s, want %d", host, resp.Status, b, want)
+		}
+	}
+}
