@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,6 +24,7 @@ import (
 // fuzzGateway is a gateway run in the test process, in front of a real
 // fixture server, for FuzzHTTPEndpoint.
 type fuzzGateway struct {
+	g          *gateway
 	url, token string
 	client     *http.Client
 	mu         sync.Mutex
@@ -68,6 +70,7 @@ func startFuzzGateway(f *testing.F) *fuzzGateway {
 		f.Fatal("gateway not ready after 60s")
 	}
 	fg := &fuzzGateway{
+		g:      g,
 		url:    "http://" + ln.Addr().String(),
 		token:  token,
 		client: &http.Client{Timeout: 20 * time.Second},
@@ -263,4 +266,112 @@ func FuzzHTTPEndpoint(f *testing.F) {
 			t.Fatalf("after %s %q %q: %v", method, headers, body, err)
 		}
 	})
+}
+
+// FuzzLaneWire sends raw bytes on two connections: a fresh one, which
+// net/http reads, and one the lane (lane.go) has taken over. The first
+// answer must be the same on both (the lane serves a request exactly as
+// net/http would, or hands it back), never a 5xx of the gateway's, and a valid call must be
+// answered after every input. "TOKEN" and "SESSION" in the input become the
+// live token and session id.
+func FuzzLaneWire(f *testing.F) {
+	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
+	head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer TOKEN\r\nContent-Type: application/json\r\n" +
+		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: SESSION\r\n"
+	post := func(extra, body string) string {
+		return head + extra + fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
+	}
+	for _, seed := range []string{
+		post("", call),
+		post("", call) + post("", call),
+		post("", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`),
+		post("", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`),
+		post("", `{"jsonrpc":"2.0","id":3,"method":"ping"}`),
+		post("Mcp-Protocol-Version: 2025-11-25\r\n", call),
+		post("Mcp-Protocol-Version: 1999-01-01\r\n", call),
+		post("Connection: close\r\n", call),
+		post("Content-Length: 3\r\n", call),
+		post("", call[:20]),
+		strings.ReplaceAll(post("", call), "\r\n", "\n"),
+		strings.Replace(post("", call), "Bearer TOKEN", "Bearer nope", 1),
+		strings.Replace(post("", call), "Host: 127.0.0.1", "Host: evil.example", 1),
+		head + "Transfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(call), call),
+		"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
+		"POST /mcp HTTP/1.1\r\n\r\n",
+		"\x00\xff garbage\r\n\r\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	fg := startFuzzGateway(f)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		fg.mu.Lock()
+		defer fg.mu.Unlock()
+		raw = bytes.ReplaceAll(raw, []byte("TOKEN"), []byte(fg.token))
+		raw = bytes.ReplaceAll(raw, []byte("SESSION"), []byte(fg.session))
+		fresh, err := fg.wire(raw, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lane, err := fg.wire(raw, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// net/http's own refusals of the protocol (501 for an unknown
+		// transfer coding, 505 for a version) are not the gateway failing.
+		if failed := func(s int) bool { return s >= 500 && s != 501 && s != 505 }; failed(fresh) || failed(lane) {
+			t.Fatalf("%q: net/http answered %d, the lane %d", raw, fresh, lane)
+		}
+		// Ending or starting sessions changes what the second sending
+		// gets; the answers are compared for everything else.
+		lower := bytes.ToLower(raw)
+		stateful := bytes.Contains(lower, []byte("delete")) || bytes.Contains(lower, []byte("initialize"))
+		if fresh != lane && !stateful {
+			t.Fatalf("%q: net/http answered %d, the lane %d", raw, fresh, lane)
+		}
+		if err := fg.alive(); err != nil {
+			t.Fatalf("after %q: %v", raw, err)
+		}
+	})
+}
+
+// wire sends raw on a new connection, which first makes two calls when
+// onLane (the first makes the lane take it, the second checks it did),
+// ends its sending half, and returns the status of the first answer (0 for
+// none).
+func (fg *fuzzGateway) wire(raw []byte, onLane bool) (int, error) {
+	c, err := net.Dial("tcp", strings.TrimPrefix(fg.url, "http://"))
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(c)
+	if onLane {
+		body := `{"jsonrpc":"2.0","id":"lane","method":"tools/call","params":{"name":"echo","arguments":{"text":"lane"}}}`
+		served := fg.g.lane.served.Load()
+		for range 2 {
+			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+				"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s", fg.token, fg.session, len(body), body)
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				return 0, fmt.Errorf("call before the input: %w", err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(`"text":"lane"`)) {
+				return 0, fmt.Errorf("call before the input: %d %s", resp.StatusCode, b)
+			}
+		}
+		if fg.g.lane.served.Load() <= served { // other connections may add too
+			return 0, errors.New("the lane did not take the connection")
+		}
+	}
+	if _, err := c.Write(raw); err != nil {
+		return 0, nil // closed on us mid-input: no answer
+	}
+	_ = c.(*net.TCPConn).CloseWrite()
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		return 0, nil
+	}
+	return resp.StatusCode, nil // the body may be a stream that stays open
 }

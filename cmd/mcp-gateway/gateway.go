@@ -37,6 +37,7 @@ type gateway struct {
 	stopping atomic.Bool
 	trim     memTrimmer
 	sessions *sessionLimit // set by handler
+	lane     *lane         // set by handler
 }
 
 // upstream is one server as the gateway runs it: a stdio child under a
@@ -148,8 +149,9 @@ func (g *gateway) open(ctx context.Context) (tools int, err error) {
 func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary)) error {
 	began := time.Now()
 	srv := g.set.Limits.server(g.handler())
+	srv.Handler = g.lane.takeover(srv.Handler)
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
+	go func() { serveErr <- srv.Serve(g.lane.listener(ln)) }()
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
@@ -240,7 +242,10 @@ func (g *gateway) shutdown(srv *http.Server) {
 	defer cancel()
 	done := make(chan struct{})
 	go func() {
-		_ = srv.Shutdown(ctx)
+		var both sync.WaitGroup
+		both.Go(func() { _ = srv.Shutdown(ctx) })
+		both.Go(func() { g.lane.close(ctx) })
+		both.Wait()
 		close(done)
 	}()
 	// ServerSession.Close waits for the session's running handlers, and a
@@ -275,25 +280,32 @@ func (g *gateway) handler() http.Handler {
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: g.set.Limits.withDefaults().MaxBodyBytes})
 	fast := newFastPath(g)
 	g.sessions.closed = fast.endSession
-	// Bodies are read, bounded and checked as JSON-RPC first (protocol.go);
-	// then session accounting, for the fast path (fastpath.go) and the SDK alike.
-	guarded := rpcGuard{limits: g.set.Limits, next: g.sessions.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	// The chain of /mcp, around core: the token, readiness, then bodies
+	// read, bounded and checked as JSON-RPC (protocol.go), then session
+	// accounting, for the fast path (fastpath.go) and the SDK alike.
+	mcpChain := func(core http.HandlerFunc) http.Handler {
+		guarded := rpcGuard{limits: g.set.Limits, next: g.sessions.wrap(core)}
+		return auth.Bearer(g.token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			g.trim.seen()
+			if !g.ready.Load() || g.stopping.Load() {
+				w.Header().Set("Content-Type", "application/json")
+				w.Header().Set("Retry-After", "1")
+				w.WriteHeader(http.StatusServiceUnavailable)
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"mcp-gateway is starting or stopping; retry shortly"}}` + "\n"))
+				return
+			}
+			guarded.ServeHTTP(w, r)
+		}))
+	}
+	// The lane (lane.go) runs the same chain with the fast path alone: what
+	// the fast path declines goes back to net/http, and to the SDK.
+	g.lane = newLane(mcpChain(func(w http.ResponseWriter, r *http.Request) { fast.serve(w, r) }), g.set.Limits, g.log)
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpChain(func(w http.ResponseWriter, r *http.Request) {
 		if !fast.serve(w, r) {
 			sdk.ServeHTTP(w, r)
 		}
-	}))}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", auth.Bearer(g.token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.trim.seen()
-		if !g.ready.Load() || g.stopping.Load() {
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Retry-After", "1")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"mcp-gateway is starting or stopping; retry shortly"}}` + "\n"))
-			return
-		}
-		guarded.ServeHTTP(w, r)
-	})))
+	}))
 	mux.HandleFunc("GET /health", g.health)
 	return mux
 }

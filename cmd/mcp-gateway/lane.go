@@ -1,0 +1,713 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// The lane serves the tools/list and tools/call requests of a keep-alive
+// connection without net/http (issue 6). net/http costs a fast-path call
+// about a third of the gateway's CPU: a full header parse into maps, a
+// request context, a background reader started and stopped per request, the
+// response machinery. Once net/http has answered a request through the fast
+// path (fastpath.go), the connection is taken over (hijacked) and its next
+// requests are read here: the head is parsed just enough to know it is a
+// plain POST /mcp, the request runs through the same handler chain as
+// before (token, readiness, body checks, session accounting, fast path),
+// recorded, and written back in one write.
+//
+// The lane only serves what it understands completely. Anything else (any
+// other method or path, a chunked body, Expect, Upgrade, a body over the
+// limit, malformed headers, or a request the fast path declines, such as
+// initialize or a call that needs an SSE stream) is handed back to net/http
+// with the connection and the request's bytes, as if it had just been
+// accepted, and net/http answers it as it always did.
+//
+// As with net/http, a client that goes away mid-call cancels the call: one
+// reader per connection reads the next request while the current one runs,
+// and a read error then ends the call's context.
+type lane struct {
+	handler http.Handler // the /mcp chain ending in the fast path alone
+	limits  httpLimits
+	log     zerolog.Logger
+
+	back    chan net.Conn // connections handed back, for laneListener
+	stopped chan struct{} // closed by close
+
+	mu      sync.Mutex
+	closing bool
+	conns   map[*laneConn]struct{}
+	wg      sync.WaitGroup
+
+	// What happened, for tests: connections taken over, requests answered
+	// here, connections handed back.
+	adopted, served, handedBack atomic.Int64
+}
+
+func newLane(handler http.Handler, limits httpLimits, log zerolog.Logger) *lane {
+	return &lane{
+		handler: handler,
+		limits:  limits.withDefaults(),
+		log:     log,
+		back:    make(chan net.Conn),
+		stopped: make(chan struct{}),
+		conns:   make(map[*laneConn]struct{}),
+	}
+}
+
+// takeover passes requests to next, the server's whole handler; when next
+// answered one with a complete fast-path response (offerResponse), the
+// connection moves to the lane. It is the outermost handler, so that
+// nothing after it (limits.go's body deadline) touches the connection.
+func (l *lane) takeover(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.ProtoMajor != 1 || r.ProtoMinor != 1 || r.Close {
+			next.ServeHTTP(w, r)
+			return
+		}
+		tw := &takeoverWriter{ResponseWriter: w}
+		next.ServeHTTP(tw, r)
+		if tw.response == nil {
+			return
+		}
+		if !l.adopt(w, tw.response) {
+			writeJSON(w, http.StatusOK, tw.response)
+		}
+	})
+}
+
+// adopt hijacks the connection of w, writes resp on it, and serves it from
+// now on. It reports false, having done nothing, when the connection cannot
+// be taken: the lane is closing, or net/http refuses the hijack.
+func (l *lane) adopt(w http.ResponseWriter, resp []byte) bool {
+	if w.Header().Get("Connection") != "" {
+		return false // net/http means to close it (limits.go)
+	}
+	l.mu.Lock()
+	closing := l.closing
+	l.mu.Unlock()
+	if closing {
+		return false
+	}
+	c, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return false
+	}
+	_ = c.SetReadDeadline(time.Now().Add(l.limits.IdleTimeout))
+	lc := l.add(c, brw.Reader) // nil once closing: answer, then close
+	if _, err := c.Write(appendResponse(nil, http.StatusOK, jsonHeader, resp)); err != nil || lc == nil {
+		_ = c.Close()
+		if lc != nil {
+			lc.cancel()
+			l.remove(lc)
+		}
+		return true
+	}
+	go lc.serve()
+	return true
+}
+
+var jsonHeader = http.Header{"Content-Type": {"application/json"}}
+
+// add registers a connection, or returns nil once the lane is closing.
+func (l *lane) add(c net.Conn, br *bufio.Reader) *laneConn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		return nil
+	}
+	// What net/http puts in a request's context and the handlers read.
+	ctx := context.WithValue(context.Background(), http.LocalAddrContextKey, c.LocalAddr())
+	ctx, cancel := context.WithCancel(ctx)
+	lc := &laneConn{
+		l: l, c: c, br: br, ctx: ctx, cancel: cancel,
+		remote:     c.RemoteAddr().String(),
+		items:      make(chan laneItem),
+		verdict:    make(chan bool, 1),
+		readerDone: make(chan struct{}),
+		quit:       make(chan struct{}),
+	}
+	l.conns[lc] = struct{}{}
+	l.wg.Add(1)
+	l.adopted.Add(1)
+	return lc
+}
+
+func (l *lane) remove(lc *laneConn) {
+	l.mu.Lock()
+	delete(l.conns, lc)
+	l.mu.Unlock()
+	l.wg.Done()
+}
+
+// handBack gives c to net/http, which reads prefix first.
+func (l *lane) handBack(c net.Conn, prefix []byte) {
+	if pc, ok := c.(*prefixConn); ok { // never wrap twice
+		prefix = append(prefix, pc.pending...)
+		c = pc.Conn
+	}
+	l.handedBack.Add(1)
+	select {
+	case l.back <- &prefixConn{Conn: c, pending: prefix}:
+	case <-l.stopped:
+		_ = c.Close()
+	}
+}
+
+// close stops taking connections and ends the lane's: idle ones at once,
+// busy ones when their request is answered, all of them by ctx's end.
+func (l *lane) close(ctx context.Context) {
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		return
+	}
+	l.closing = true
+	close(l.stopped)
+	for lc := range l.conns {
+		// Wakes the reader; a request in flight still gets its answer.
+		_ = lc.c.SetReadDeadline(time.Now())
+	}
+	l.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		l.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		l.mu.Lock()
+		for lc := range l.conns {
+			lc.cancel()
+			_ = lc.c.Close()
+		}
+		l.mu.Unlock()
+		<-done
+	}
+}
+
+func (l *lane) isClosing() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.closing
+}
+
+// listener returns ln with the handed-back connections among its accepted
+// ones: net/http serves them from their first unanswered request on.
+func (l *lane) listener(ln net.Listener) net.Listener {
+	ll := &laneListener{Listener: ln, back: l.back, accepted: make(chan accepted), done: make(chan struct{})}
+	go ll.pump()
+	return ll
+}
+
+type laneListener struct {
+	net.Listener
+	back      <-chan net.Conn
+	accepted  chan accepted
+	done      chan struct{}
+	closeOnce sync.Once
+}
+
+type accepted struct {
+	c   net.Conn
+	err error
+}
+
+// pump moves the real listener's connections to Accept, so that Accept can
+// also wait for handed-back ones.
+func (ll *laneListener) pump() {
+	for {
+		c, err := ll.Listener.Accept()
+		select {
+		case ll.accepted <- accepted{c, err}:
+		case <-ll.done:
+			if c != nil {
+				_ = c.Close()
+			}
+			return
+		}
+		if errors.Is(err, net.ErrClosed) {
+			return
+		}
+	}
+}
+
+func (ll *laneListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-ll.back:
+		return c, nil
+	case a := <-ll.accepted:
+		return a.c, a.err
+	case <-ll.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (ll *laneListener) Close() error {
+	ll.closeOnce.Do(func() { close(ll.done) })
+	return ll.Listener.Close()
+}
+
+// prefixConn is a connection whose first bytes were read already: Read
+// returns pending first.
+type prefixConn struct {
+	net.Conn
+	pending []byte
+}
+
+func (c *prefixConn) Read(p []byte) (int, error) {
+	if len(c.pending) > 0 {
+		n := copy(p, c.pending)
+		c.pending = c.pending[n:]
+		return n, nil
+	}
+	return c.Conn.Read(p)
+}
+
+// CloseWrite keeps net/http's graceful close of a TCP connection.
+func (c *prefixConn) CloseWrite() error {
+	if cw, ok := c.Conn.(interface{ CloseWrite() error }); ok {
+		return cw.CloseWrite()
+	}
+	return nil
+}
+
+// laneConn is one connection the lane serves. Its reader goroutine parses
+// requests and hands them to serve; between requests the reader's blocked
+// read is also what notices a client that goes away.
+type laneConn struct {
+	l      *lane
+	c      net.Conn
+	br     *bufio.Reader // the reader's until it is done
+	ctx    context.Context
+	cancel context.CancelFunc
+	remote string
+
+	items      chan laneItem // reader -> serve; closed when the reader ends
+	verdict    chan bool     // serve -> reader, one per item: true = go on
+	readerDone chan struct{}
+	quit       chan struct{} // closed when serve returns
+}
+
+// laneItem is a request read off the connection: raw holds its bytes (for a
+// hand-back); a request not for the lane has only raw.
+type laneItem struct {
+	raw  []byte
+	req  *http.Request
+	lane bool
+}
+
+// serve answers the reader's requests in order until the connection ends
+// or is handed back.
+func (lc *laneConn) serve() {
+	defer lc.l.remove(lc)
+	defer close(lc.quit)
+	go lc.read()
+	for it := range lc.items {
+		if !it.lane {
+			<-lc.readerDone
+			lc.handBack(it.raw)
+			return
+		}
+		rec := lc.run(it.req)
+		if rec == nil { // declined: net/http's request after all
+			lc.verdict <- false
+			_ = lc.c.SetReadDeadline(time.Now()) // wake the reader
+			<-lc.readerDone
+			_ = lc.c.SetReadDeadline(time.Time{})
+			lc.handBack(it.raw)
+			return
+		}
+		lc.l.served.Add(1)
+		_ = lc.c.SetReadDeadline(time.Now().Add(lc.l.limits.IdleTimeout))
+		lc.verdict <- true
+		if _, err := lc.c.Write(appendResponse(nil, rec.status, rec.header, rec.body.Bytes())); err != nil || lc.l.isClosing() {
+			break
+		}
+	}
+	lc.end()
+}
+
+// run passes r through the lane's handler and returns what it wrote, or nil
+// when it wrote nothing (the fast path declined).
+func (lc *laneConn) run(r *http.Request) (rec *laneRecorder) {
+	defer func() {
+		if p := recover(); p != nil {
+			lc.l.log.Error().Str("panic", fmt.Sprint(p)).Msg("lane handler panicked")
+			rec = &laneRecorder{header: http.Header{}, status: http.StatusInternalServerError}
+		}
+	}()
+	rec = &laneRecorder{header: make(http.Header, 2)}
+	lc.l.handler.ServeHTTP(rec, r)
+	if rec.status == 0 {
+		return nil
+	}
+	return rec
+}
+
+// handBack returns the connection to net/http; the reader has ended, so
+// what it buffered is the connection's to read next.
+func (lc *laneConn) handBack(raw []byte) {
+	if n := lc.br.Buffered(); n > 0 {
+		b, _ := lc.br.Peek(n)
+		raw = append(raw, b...)
+	}
+	lc.cancel()
+	lc.l.handBack(lc.c, raw)
+}
+
+// end closes the connection (and ends a call still running on it).
+func (lc *laneConn) end() {
+	lc.cancel()
+	_ = lc.c.Close()
+}
+
+// read is the reader goroutine. It never closes the connection: serve may
+// still be writing an answer, and closes it when items ends.
+func (lc *laneConn) read() {
+	defer close(lc.readerDone)
+	defer close(lc.items)
+	for {
+		it, err := lc.next()
+		if err != nil {
+			return // EOF, idle timeout, the lane closing, or a bad body
+		}
+		select {
+		case lc.items <- it:
+		case <-lc.quit:
+			return
+		}
+		if !it.lane {
+			return
+		}
+		// Wait for the next request, or the client's leaving, while
+		// serve answers this one: a read error before the verdict is a
+		// client gone mid-call, and ends the call (except when the lane
+		// closing woke the read: a call then still gets its answer).
+		_, err = lc.br.Peek(1)
+		if err != nil {
+			select {
+			case <-lc.verdict:
+				return
+			default:
+			}
+			if !(isTimeout(err) && lc.l.isClosing()) {
+				lc.cancel()
+			}
+		}
+		select {
+		case goOn := <-lc.verdict:
+			if !goOn || err != nil {
+				return
+			}
+		case <-lc.quit:
+			return
+		}
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// next reads one request. A request the lane does not serve comes back with
+// lane false and the bytes read of it; the rest of it is still unread.
+func (lc *laneConn) next() (laneItem, error) {
+	if _, err := lc.br.Peek(1); err != nil {
+		return laneItem{}, err
+	}
+	l := lc.l
+	if l.isClosing() {
+		return laneItem{}, net.ErrClosed
+	}
+	_ = lc.c.SetReadDeadline(time.Now().Add(l.limits.ReadHeaderTimeout))
+	raw := make([]byte, 0, 512)
+	line, err := lc.line(&raw)
+	if err != nil {
+		return lc.cut(raw, err)
+	}
+	if string(line) != "POST /mcp HTTP/1.1" {
+		return laneItem{raw: raw}, lc.clearDeadline()
+	}
+	h := make(http.Header, 12)
+	length, hosts := -1, 0
+	for {
+		line, err := lc.line(&raw)
+		if err != nil {
+			return lc.cut(raw, err)
+		}
+		if line == nil { // too long: net/http says 431
+			return laneItem{raw: raw}, lc.clearDeadline()
+		}
+		if len(line) == 0 {
+			break
+		}
+		k, v, ok := bytes.Cut(line, []byte(":"))
+		if !ok || !validHeaderName(k) {
+			return laneItem{raw: raw}, lc.clearDeadline()
+		}
+		v = bytes.Trim(v, " \t")
+		if !validHeaderValue(v) {
+			return laneItem{raw: raw}, lc.clearDeadline()
+		}
+		key := textproto.CanonicalMIMEHeaderKey(string(k))
+		val := string(v)
+		switch key {
+		case "Content-Length":
+			n, err := strconv.ParseInt(val, 10, 64)
+			if length >= 0 || err != nil || n < 0 || n > l.limits.MaxBodyBytes || val[0] == '+' {
+				return laneItem{raw: raw}, lc.clearDeadline()
+			}
+			length = int(n)
+		case "Host":
+			if hosts++; !plainHost(v) {
+				return laneItem{raw: raw}, lc.clearDeadline()
+			}
+		case "Connection":
+			if !asciiEqualFold(val, "keep-alive") {
+				return laneItem{raw: raw}, lc.clearDeadline()
+			}
+		case "Transfer-Encoding", "Expect", "Upgrade", "Te", "Trailer":
+			return laneItem{raw: raw}, lc.clearDeadline()
+		}
+		h[key] = append(h[key], val)
+	}
+	if length < 0 || hosts != 1 {
+		return laneItem{raw: raw}, lc.clearDeadline()
+	}
+	_ = lc.c.SetReadDeadline(time.Now().Add(l.limits.BodyTimeout))
+	headLen := len(raw)
+	raw = append(raw, make([]byte, length)...)
+	if n, err := io.ReadFull(lc.br, raw[headLen:]); err != nil {
+		return lc.cut(raw[:headLen+n], err)
+	}
+	if err := lc.clearDeadline(); err != nil {
+		return laneItem{}, err
+	}
+	body := raw[headLen:]
+	r := &http.Request{
+		Method:        http.MethodPost,
+		URL:           &url.URL{Path: "/mcp"},
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        h,
+		Body:          readCloser{bytes.NewReader(body)},
+		ContentLength: int64(length),
+		Host:          h.Get("Host"),
+		RemoteAddr:    lc.remote,
+		RequestURI:    "/mcp",
+	}
+	if length == 0 {
+		r.Body = http.NoBody
+	}
+	return laneItem{raw: raw, req: r.WithContext(lc.ctx), lane: true}, nil
+}
+
+// cut ends a request the client stopped sending: past a deadline the
+// connection closes (as net/http closes it on its own timeouts); at EOF, or
+// another error, net/http gets what came, and answers it as it would have.
+func (lc *laneConn) cut(raw []byte, err error) (laneItem, error) {
+	if isTimeout(err) || len(raw) == 0 {
+		return laneItem{}, err
+	}
+	return laneItem{raw: raw}, lc.clearDeadline()
+}
+
+func (lc *laneConn) clearDeadline() error { return lc.c.SetReadDeadline(time.Time{}) }
+
+// line reads one line of the head, without its line ending, and appends it
+// to raw as read. A head longer than net/http takes gives a nil line.
+func (lc *laneConn) line(raw *[]byte) ([]byte, error) {
+	start := len(*raw)
+	for {
+		chunk, err := lc.br.ReadSlice('\n')
+		*raw = append(*raw, chunk...)
+		if len(*raw) > maxHeaderBytes {
+			return nil, nil
+		}
+		switch {
+		case err == nil:
+			line := (*raw)[start : len(*raw)-1]
+			return bytes.TrimSuffix(line, []byte("\r")), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		default:
+			return nil, err
+		}
+	}
+}
+
+// validHeaderName reports whether k is an RFC 9110 token; a header line
+// that starts with white space (obsolete folding) fails here too.
+func validHeaderName(k []byte) bool {
+	if len(k) == 0 {
+		return false
+	}
+	for _, c := range k {
+		if c >= 0x7f || c <= ' ' || bytes.IndexByte([]byte(`"(),/:;<=>?@[\]{}`), c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderValue reports whether v has no control bytes (a tab aside),
+// which net/http refuses.
+func validHeaderValue(v []byte) bool {
+	for _, c := range v {
+		if (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// plainHost reports whether a Host value is made of the bytes of a host
+// name, an IP address and a port only; net/http judges anything else.
+func plainHost(v []byte) bool {
+	for _, c := range v {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '-', c == ':', c == '[', c == ']', c == '_':
+		default:
+			return false
+		}
+	}
+	return len(v) > 0
+}
+
+func asciiEqualFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// laneRecorder is the ResponseWriter of a lane request: the handler chain
+// never streams here (the SDK is not part of it), so the response is
+// recorded and written in one piece.
+type laneRecorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *laneRecorder) Header() http.Header { return r.header }
+
+func (r *laneRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+}
+
+func (r *laneRecorder) Write(p []byte) (int, error) {
+	r.WriteHeader(http.StatusOK)
+	return r.body.Write(p)
+}
+
+// complete takes a whole fast-path response (offerResponse).
+func (r *laneRecorder) complete(body []byte) {
+	r.header.Set("Content-Type", "application/json")
+	r.WriteHeader(http.StatusOK)
+	r.body.Write(body)
+}
+
+// takeoverWriter is the ResponseWriter of a net/http request that the lane
+// may take over: a complete fast-path response is kept for adopt instead of
+// being written.
+type takeoverWriter struct {
+	http.ResponseWriter
+	response []byte
+}
+
+func (w *takeoverWriter) complete(body []byte) { w.response = body }
+
+func (w *takeoverWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// completer is a ResponseWriter that takes a whole JSON response at once.
+type completer interface{ complete(body []byte) }
+
+// offerResponse gives a complete JSON response (status 200) to the lane's
+// writer under w, if there is one, and reports whether it took it.
+func offerResponse(w http.ResponseWriter, body []byte) bool {
+	for {
+		if c, ok := w.(completer); ok {
+			c.complete(body)
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
+// writeJSON writes a JSON body with its length.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// appendResponse appends an HTTP/1.1 response with a Content-Length. Header
+// values come from the gateway's own handlers; one with a line break would
+// be dropped rather than split the response.
+func appendResponse(b []byte, status int, h http.Header, body []byte) []byte {
+	b = append(b, "HTTP/1.1 "...)
+	b = strconv.AppendInt(b, int64(status), 10)
+	b = append(b, ' ')
+	b = append(b, http.StatusText(status)...)
+	b = append(b, "\r\n"...)
+	for k, vs := range h {
+		if k == "Content-Length" || k == "Date" || k == "Connection" || k == "Transfer-Encoding" {
+			continue
+		}
+		for _, v := range vs {
+			if bytes.ContainsAny([]byte(v), "\r\n") {
+				continue
+			}
+			b = append(b, k...)
+			b = append(b, ": "...)
+			b = append(b, v...)
+			b = append(b, "\r\n"...)
+		}
+	}
+	b = append(b, "Content-Length: "...)
+	b = strconv.AppendInt(b, int64(len(body)), 10)
+	b = append(b, "\r\nDate: "...)
+	b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
+	b = append(b, "\r\n\r\n"...)
+	return append(b, body...)
+}
