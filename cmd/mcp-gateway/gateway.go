@@ -299,7 +299,7 @@ func (g *gateway) handler() http.Handler {
 	}
 	// The lane (lane.go) runs the same chain with the fast path alone: what
 	// the fast path declines goes back to net/http, and to the SDK.
-	g.lane = newLane(mcpChain(func(w http.ResponseWriter, r *http.Request) { fast.serve(w, r) }), g.set.Limits, g.log)
+	g.lane = newLane(mcpChain(func(w http.ResponseWriter, r *http.Request) { fast.serve(w, r) }), g.token, g.set.Limits, g.log)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", mcpChain(func(w http.ResponseWriter, r *http.Request) {
 		if !fast.serve(w, r) {

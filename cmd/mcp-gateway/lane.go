@@ -11,12 +11,16 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/auth"
 )
 
 // The lane serves the tools/list and tools/call requests of a keep-alive
@@ -42,6 +46,7 @@ import (
 // and a read error then ends the call's context.
 type lane struct {
 	handler http.Handler // the /mcp chain ending in the fast path alone
+	token   string       // checked before a body is read, as net/http's chain does
 	limits  httpLimits
 	log     zerolog.Logger
 
@@ -58,9 +63,10 @@ type lane struct {
 	adopted, served, handedBack atomic.Int64
 }
 
-func newLane(handler http.Handler, limits httpLimits, log zerolog.Logger) *lane {
+func newLane(handler http.Handler, token string, limits httpLimits, log zerolog.Logger) *lane {
 	return &lane{
 		handler: handler,
+		token:   token,
 		limits:  limits.withDefaults(),
 		log:     log,
 		back:    make(chan net.Conn),
@@ -107,9 +113,11 @@ func (l *lane) adopt(w http.ResponseWriter, resp []byte) bool {
 	if err != nil {
 		return false
 	}
+	h := w.Header().Clone()
+	h.Set("Content-Type", "application/json")
 	_ = c.SetReadDeadline(time.Now().Add(l.limits.IdleTimeout))
 	lc := l.add(c, brw.Reader) // nil once closing: answer, then close
-	if _, err := c.Write(appendResponse(nil, http.StatusOK, jsonHeader, resp)); err != nil || lc == nil {
+	if _, err := c.Write(appendResponse(nil, http.StatusOK, h, resp, lc == nil)); err != nil || lc == nil {
 		_ = c.Close()
 		if lc != nil {
 			lc.cancel()
@@ -120,8 +128,6 @@ func (l *lane) adopt(w http.ResponseWriter, resp []byte) bool {
 	go lc.serve()
 	return true
 }
-
-var jsonHeader = http.Header{"Content-Type": {"application/json"}}
 
 // add registers a connection, or returns nil once the lane is closing.
 func (l *lane) add(c net.Conn, br *bufio.Reader) *laneConn {
@@ -310,6 +316,9 @@ type laneItem struct {
 	raw  []byte
 	req  *http.Request
 	lane bool
+	// refusal, when set, is the answer to a request that cannot be
+	// served, written before the connection closes.
+	refusal *laneRecorder
 }
 
 // serve answers the reader's requests in order until the connection ends
@@ -319,12 +328,19 @@ func (lc *laneConn) serve() {
 	defer close(lc.quit)
 	go lc.read()
 	for it := range lc.items {
+		if it.refusal != nil {
+			_, _ = lc.c.Write(appendResponse(nil, it.refusal.status, it.refusal.header, it.refusal.body.Bytes(), true))
+			break
+		}
 		if !it.lane {
 			<-lc.readerDone
 			lc.handBack(it.raw)
 			return
 		}
-		rec := lc.run(it.req)
+		rec, ok := lc.run(it.req)
+		if !ok { // the handler panicked: net/http aborts the connection
+			break
+		}
 		if rec == nil { // declined: net/http's request after all
 			lc.verdict <- false
 			_ = lc.c.SetReadDeadline(time.Now()) // wake the reader
@@ -336,7 +352,8 @@ func (lc *laneConn) serve() {
 		lc.l.served.Add(1)
 		_ = lc.c.SetReadDeadline(time.Now().Add(lc.l.limits.IdleTimeout))
 		lc.verdict <- true
-		if _, err := lc.c.Write(appendResponse(nil, rec.status, rec.header, rec.body.Bytes())); err != nil || lc.l.isClosing() {
+		closing := lc.l.isClosing()
+		if _, err := lc.c.Write(appendResponse(nil, rec.status, rec.header, rec.body.Bytes(), closing)); err != nil || closing {
 			break
 		}
 	}
@@ -344,20 +361,23 @@ func (lc *laneConn) serve() {
 }
 
 // run passes r through the lane's handler and returns what it wrote, or nil
-// when it wrote nothing (the fast path declined).
-func (lc *laneConn) run(r *http.Request) (rec *laneRecorder) {
+// when it wrote nothing (the fast path declined); ok is false when the
+// handler panicked.
+func (lc *laneConn) run(r *http.Request) (rec *laneRecorder, ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
-			lc.l.log.Error().Str("panic", fmt.Sprint(p)).Msg("lane handler panicked")
-			rec = &laneRecorder{header: http.Header{}, status: http.StatusInternalServerError}
+			if p != http.ErrAbortHandler {
+				lc.l.log.Error().Str("panic", fmt.Sprint(p)).Str("stack", string(debug.Stack())).Msg("lane handler panicked")
+			}
+			rec, ok = nil, false
 		}
 	}()
 	rec = &laneRecorder{header: make(http.Header, 2)}
 	lc.l.handler.ServeHTTP(rec, r)
 	if rec.status == 0 {
-		return nil
+		return nil, true
 	}
-	return rec
+	return rec, true
 }
 
 // handBack returns the connection to net/http; the reader has ended, so
@@ -469,9 +489,9 @@ func (lc *laneConn) next() (laneItem, error) {
 		key := textproto.CanonicalMIMEHeaderKey(string(k))
 		val := string(v)
 		switch key {
-		case "Content-Length":
-			n, err := strconv.ParseInt(val, 10, 64)
-			if length >= 0 || err != nil || n < 0 || n > l.limits.MaxBodyBytes || val[0] == '+' {
+		case "Content-Length": // digits only, as net/http reads it
+			n, err := strconv.ParseUint(val, 10, 63)
+			if length >= 0 || err != nil || n > uint64(l.limits.MaxBodyBytes) {
 				return laneItem{raw: raw}, lc.clearDeadline()
 			}
 			length = int(n)
@@ -488,14 +508,29 @@ func (lc *laneConn) next() (laneItem, error) {
 		}
 		h[key] = append(h[key], val)
 	}
-	if length < 0 || hosts != 1 {
+	// A request without the token is refused before its body is read,
+	// and its connection closed: net/http's answer (auth.Bearer).
+	if length < 0 || hosts != 1 || !auth.Matches(h.Get("Authorization"), l.token) {
 		return laneItem{raw: raw}, lc.clearDeadline()
 	}
+	host := h.Get("Host")
+	delete(h, "Host") // as net/http: r.Host has it
+	// The body grows as it arrives, like rpcGuard's read of it: a client
+	// cannot make the gateway hold what it only announced.
 	_ = lc.c.SetReadDeadline(time.Now().Add(l.limits.BodyTimeout))
 	headLen := len(raw)
-	raw = append(raw, make([]byte, length)...)
-	if n, err := io.ReadFull(lc.br, raw[headLen:]); err != nil {
-		return lc.cut(raw[:headLen+n], err)
+	buf := bytes.NewBuffer(raw)
+	buf.Grow(min(length, 64<<10))
+	n, err := io.CopyN(buf, lc.br, int64(length))
+	raw = buf.Bytes()
+	if err != nil {
+		if isTimeout(err) { // rpcGuard's 408 (protocol.go), then close
+			rec := &laneRecorder{header: make(http.Header, 2)}
+			writeRPCError(rec, http.StatusRequestTimeout, nil, jsonrpc.CodeInvalidRequest,
+				fmt.Sprintf("request body not received within %s (--body-timeout)", l.limits.BodyTimeout))
+			return laneItem{refusal: rec}, nil
+		}
+		return lc.cut(raw[:headLen+int(n)], err)
 	}
 	if err := lc.clearDeadline(); err != nil {
 		return laneItem{}, err
@@ -510,7 +545,7 @@ func (lc *laneConn) next() (laneItem, error) {
 		Header:        h,
 		Body:          readCloser{bytes.NewReader(body)},
 		ContentLength: int64(length),
-		Host:          h.Get("Host"),
+		Host:          host,
 		RemoteAddr:    lc.remote,
 		RequestURI:    "/mcp",
 	}
@@ -681,10 +716,11 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// appendResponse appends an HTTP/1.1 response with a Content-Length. Header
-// values come from the gateway's own handlers; one with a line break would
-// be dropped rather than split the response.
-func appendResponse(b []byte, status int, h http.Header, body []byte) []byte {
+// appendResponse appends an HTTP/1.1 response with a Content-Length, and
+// "Connection: close" when it is the connection's last. Header values come
+// from the gateway's own handlers; one with a line break would be dropped
+// rather than split the response.
+func appendResponse(b []byte, status int, h http.Header, body []byte, last bool) []byte {
 	b = append(b, "HTTP/1.1 "...)
 	b = strconv.AppendInt(b, int64(status), 10)
 	b = append(b, ' ')
@@ -706,6 +742,9 @@ func appendResponse(b []byte, status int, h http.Header, body []byte) []byte {
 	}
 	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
+	if last {
+		b = append(b, "\r\nConnection: close"...)
+	}
 	b = append(b, "\r\nDate: "...)
 	b = time.Now().UTC().AppendFormat(b, http.TimeFormat)
 	b = append(b, "\r\n\r\n"...)

@@ -122,3 +122,22 @@ func TestBearer(t *testing.T) {
 		})
 	}
 }
+
+func TestMatches(t *testing.T) {
+	for _, c := range []struct {
+		header, token string
+		want          bool
+	}{
+		{"Bearer tok", "tok", true},
+		{"bearer  tok ", "tok", true},
+		{"Bearer tok2", "tok", false},
+		{"Basic tok", "tok", false},
+		{"tok", "tok", false},
+		{"Bearer ", "", false}, // an empty token refuses all, as Bearer does
+		{"", "", false},
+	} {
+		if got := Matches(c.header, c.token); got != c.want {
+			t.Errorf("Matches(%q, %q) = %v, want %v", c.header, c.token, got, c.want)
+		}
+	}
+}

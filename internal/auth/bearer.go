@@ -25,6 +25,13 @@ func Bearer(token string, next http.Handler) http.Handler {
 	})
 }
 
+// Matches reports whether an Authorization header value carries the token,
+// by the same rules as Bearer, for code that reads requests without
+// net/http (the gateway's HTTP lane checks the token before reading a body).
+func Matches(header, token string) bool {
+	return token != "" && matches(header, []byte(token))
+}
+
 func matches(header string, want []byte) bool {
 	scheme, cred, ok := strings.Cut(strings.TrimSpace(header), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
