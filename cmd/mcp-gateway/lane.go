@@ -150,6 +150,7 @@ func (l *lane) add(c net.Conn, br *bufio.Reader) *laneConn {
 	l.conns[lc] = struct{}{}
 	l.wg.Add(1)
 	l.adopted.Add(1)
+	l.log.Debug().Str("remote", lc.remote).Msg("connection moved to the HTTP lane")
 	return lc
 }
 
@@ -388,6 +389,7 @@ func (lc *laneConn) handBack(raw []byte) {
 		raw = append(raw, b...)
 	}
 	lc.cancel()
+	lc.l.log.Debug().Str("remote", lc.remote).Msg("connection handed back to net/http")
 	lc.l.handBack(lc.c, raw)
 }
 
