@@ -328,9 +328,10 @@ func (lc *laneConn) serve() {
 	defer lc.l.remove(lc)
 	defer close(lc.quit)
 	go lc.read()
+	var out []byte // the response being written, reused
 	for it := range lc.items {
 		if it.refusal != nil {
-			_, _ = lc.c.Write(appendResponse(nil, it.refusal.status, it.refusal.header, it.refusal.body.Bytes(), true))
+			_, _ = lc.c.Write(appendResponse(out[:0], it.refusal.status, it.refusal.header, it.refusal.body, true))
 			break
 		}
 		if !it.lane {
@@ -354,8 +355,12 @@ func (lc *laneConn) serve() {
 		_ = lc.c.SetReadDeadline(time.Now().Add(lc.l.limits.IdleTimeout))
 		lc.verdict <- true
 		closing := lc.l.isClosing()
-		if _, err := lc.c.Write(appendResponse(nil, rec.status, rec.header, rec.body.Bytes(), closing)); err != nil || closing {
+		out = appendResponse(out[:0], rec.status, rec.header, rec.body, closing)
+		if _, err := lc.c.Write(out); err != nil || closing {
 			break
+		}
+		if cap(out) > 64<<10 {
+			out = nil // a large answer's buffer is not kept
 		}
 	}
 	lc.end()
@@ -655,7 +660,7 @@ func asciiEqualFold(a, b string) bool {
 type laneRecorder struct {
 	header http.Header
 	status int
-	body   bytes.Buffer
+	body   []byte
 }
 
 func (r *laneRecorder) Header() http.Header { return r.header }
@@ -668,15 +673,24 @@ func (r *laneRecorder) WriteHeader(code int) {
 
 func (r *laneRecorder) Write(p []byte) (int, error) {
 	r.WriteHeader(http.StatusOK)
-	return r.body.Write(p)
+	r.body = append(r.body, p...)
+	return len(p), nil
 }
 
-// complete takes a whole fast-path response (offerResponse).
+// complete takes a whole fast-path response (offerResponse), which its
+// writer no longer touches: kept, not copied.
 func (r *laneRecorder) complete(body []byte) {
-	r.header.Set("Content-Type", "application/json")
+	r.header["Content-Type"] = jsonContentType
 	r.WriteHeader(http.StatusOK)
-	r.body.Write(body)
+	if len(r.body) == 0 {
+		r.body = body
+	} else {
+		r.body = append(r.body, body...)
+	}
 }
+
+// jsonContentType is shared by the recorded responses; nothing changes it.
+var jsonContentType = []string{"application/json"}
 
 // takeoverWriter is the ResponseWriter of a net/http request that the lane
 // may take over: a complete fast-path response is kept for adopt instead of
