@@ -79,7 +79,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.quick, "quick", false, "smoke run: a few seconds in all (CI)")
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "time per throughput point")
 	fs.IntVar(&o.calls, "calls", 100_000, "forwarded calls before the second RSS reading")
-	fs.IntVar(&o.reps, "reps", 3, "launches per server count; the median is reported")
+	fs.IntVar(&o.reps, "reps", 7, "launches per server count (each against the servers started alone); medians are reported")
 	fs.IntVar(&o.lists, "lists", 50, "rounds of tools/list (all pages) for the p50")
 	fs.StringVar(&o.gateway, "gateway", "", "use this mcp-gateway binary instead of building ./cmd/mcp-gateway")
 	fs.StringVar(&o.profile, "profile", "", "also profile the gateway under load; write cpu.pprof and cpu.pprof.allocs here")
