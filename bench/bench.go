@@ -405,6 +405,10 @@ func (b *bench) launchRuns(ctx context.Context) error {
 				steps[0], steps[1] = gateway, direct
 			}
 			for _, step := range steps {
+				// Let the machine settle first: right after a start of many
+				// processes this VM runs the next one slower, whichever it
+				// is (without the pause the pairs alternated -100/+100 ms).
+				time.Sleep(b.opt.settle / 2)
 				if err := step(); err != nil {
 					if bx != nil {
 						_ = b.stop(bx)

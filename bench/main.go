@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -86,6 +87,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.profileSessions, "profile-sessions", 8, "concurrent sessions while profiling")
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&o.protocol, "protocol", "2025-11-25", "MCP protocol version of the benchmark's clients (\"\" = the SDK's latest)")
+	sizes := fs.String("servers", "1,10,64", "server counts of the launch runs, comma-separated (the target is judged at 64)")
 	only := fs.String("only", "", "run only these parts, comma-separated: calls (direct vs gateway, CPU, RSS), launch (launch-to-ready, tools/list), profile (needs -profile); default: all")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -112,7 +114,14 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	o.settle, o.sizes, o.tools = 2*time.Second, []int{1, 10, 64}, 100
+	o.settle, o.tools = 2*time.Second, 100
+	for _, f := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("-servers: %q is not a positive count", f)
+		}
+		o.sizes = append(o.sizes, n)
+	}
 	if o.quick {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -129,7 +138,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 			o.lists = 5
 		}
 		o.settle = 300 * time.Millisecond
-		o.sizes = []int{1, 4, 16}
+		if !set["servers"] {
+			o.sizes = []int{1, 4, 16}
+		}
 	}
 	if o.gateway != "" {
 		abs, err := filepath.Abs(o.gateway)

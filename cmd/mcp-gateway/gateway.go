@@ -141,6 +141,7 @@ func (g *gateway) open(ctx context.Context) (tools int, err error) {
 		return 0, err
 	}
 	g.agg.Open()
+	g.set.applyProcs()
 	g.ready.Store(true)
 	_, tools = g.agg.ToolCount()
 	return tools, nil

@@ -289,3 +289,39 @@ func TestSessionLimitSparesBusySessions(t *testing.T) {
 	stopCall()
 	<-callDone
 }
+
+// TestProcsAppliedWhenReady: --procs bounds the gateway's CPUs once every
+// server has started, not before (the start is a burst of process starts).
+func TestProcsAppliedWhenReady(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
+	if before < 2 {
+		runtime.GOMAXPROCS(2)
+	}
+	set := testSettings(t, 16)
+	set.Procs = 1
+	started := make(chan int, 1)
+	spec := fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}})
+	g := newGateway(set, []catalog.ServerSpec{spec}, "tok", zerolog.Nop())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- g.run(ctx, ln, func(summary) { started <- runtime.GOMAXPROCS(0) })
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	if starting := runtime.GOMAXPROCS(0); starting < 2 {
+		t.Fatalf("GOMAXPROCS %d while starting, want the machine's (--procs applies when ready)", starting)
+	}
+	if got := <-started; got != 1 {
+		t.Fatalf("GOMAXPROCS %d when ready, want --procs 1", got)
+	}
+}

@@ -29,7 +29,6 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return err
 	}
-	set.applyProcs()
 	if daemon {
 		return runDaemon(ctx, set)
 	}

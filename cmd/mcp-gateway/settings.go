@@ -115,9 +115,13 @@ func parseFlags(name string, args []string, stderr io.Writer, extra func(*flag.F
 // with one CPU its goroutines hand work to each other on one thread instead
 // of waking another; that was 15% of its CPU per forwarded call (issue 6).
 // In a sandbox of one or two vCPUs, the agent and the servers need the rest.
+// It applies once every server has started (applyProcs): the start is a
+// burst of process starts and handshakes, and with one CPU each start of a
+// process stopped the gateway's other work until the child had exec'd.
 const defaultProcs = 1
 
-// applyProcs sets the Go runtime's CPU bound from --procs.
+// applyProcs sets the Go runtime's CPU bound from --procs; the gateway
+// calls it when it becomes ready.
 func (s *settings) applyProcs() {
 	if s.Procs > 0 {
 		runtime.GOMAXPROCS(s.Procs)

@@ -33,7 +33,6 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		return err
 	}
-	set.applyProcs()
 	// An allowlist, not a denylist: flags for the HTTP endpoint, the token
 	// or the pid file keep being added, and none of them means anything here.
 	var refused string
