@@ -4,7 +4,8 @@
 // binary re-executed as internal/fixture), and prints one Markdown table of
 // the numbers issue 6 asks for, each next to its target.
 //
-//	go run ./bench            # full run, about three minutes
+//	go run ./bench            # full run, two to three minutes
+//	go run ./bench -only launch -servers 64 -reps 15   # one line, more pairs
 //	go run ./bench -quick     # a few seconds: CI's smoke run
 //	go run ./bench -profile /tmp/prof   # also write gateway CPU and allocation profiles
 //
