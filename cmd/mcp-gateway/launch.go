@@ -68,9 +68,6 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	if err := auth.WriteFile(set.TokenFile, token); err != nil {
-		return err
-	}
 	err = launch(ctx, set, raw, token, lock, stdout)
 	if err != nil {
 		os.Remove(set.TokenFile)
@@ -130,6 +127,10 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		_ = json.NewEncoder(bootW).Encode(bootstrap{Config: raw, Token: token})
 		bootW.Close()
 	}()
+	// The token file is written while the gateway starts (its fsync was a
+	// few ms of every launch), and always before the launch reports.
+	tokenErr := make(chan error, 1)
+	go func() { tokenErr <- auth.WriteFile(set.TokenFile, token) }()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
@@ -145,20 +146,41 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 	timeout := time.NewTimer(set.StartupTimeout + 3*time.Second)
 	defer timeout.Stop()
 	var fail error
-	select {
-	case m := <-msgc:
-		if m.OK {
-			fmt.Fprintln(stdout, m.Summary)
-			return nil
+	for done := false; !done; {
+		select {
+		case err := <-tokenErr:
+			tokenErr = nil // a nil channel: not selected again
+			if err != nil {
+				fail, done = err, true
+				_ = syscall.Kill(pid, syscall.SIGTERM)
+			}
+		case m := <-msgc:
+			done = true
+			if m.OK && tokenErr == nil {
+				fmt.Fprintln(stdout, m.Summary)
+				return nil
+			}
+			if m.OK { // ready first: report once the token file is there
+				err := <-tokenErr
+				tokenErr = nil
+				if err == nil {
+					fmt.Fprintln(stdout, m.Summary)
+					return nil
+				}
+				fail = err
+				_ = syscall.Kill(pid, syscall.SIGTERM)
+			} else if m.Error != "" {
+				fail = errors.New(m.Error)
+			}
+		case <-timeout.C:
+			fail, done = fmt.Errorf("startup timed out after %s", set.StartupTimeout), true
+		case <-ctx.Done():
+			fail, done = errors.New("interrupted while starting"), true
+			_ = syscall.Kill(pid, syscall.SIGTERM)
 		}
-		if m.Error != "" {
-			fail = errors.New(m.Error)
-		}
-	case <-timeout.C:
-		fail = fmt.Errorf("startup timed out after %s", set.StartupTimeout)
-	case <-ctx.Done():
-		fail = errors.New("interrupted while starting")
-		_ = syscall.Kill(pid, syscall.SIGTERM)
+	}
+	if tokenErr != nil {
+		<-tokenErr // the caller removes the file: not before it is written
 	}
 	// The gateway stops itself after a failed start; give it time, then
 	// make sure no process of its session survives.

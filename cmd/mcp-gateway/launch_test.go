@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -381,4 +382,27 @@ func stopServe(t *testing.T, cmd *exec.Cmd, wait time.Duration) {
 		killSession(cmd.Process.Pid)
 		t.Errorf("processes left after SIGTERM: %v", left)
 	}
+}
+
+// TestLaunchTokenFileUnwritable: the token file is written while the
+// gateway starts; when it cannot be, the launch fails with the reason and
+// leaves no gateway running.
+func TestLaunchTokenFileUnwritable(t *testing.T) {
+	sb := newTestbox(t)
+	blocker := filepath.Join(sb.dir, "tok")
+	sb.tokenFile = filepath.Join(blocker, ".token")
+	if err := os.WriteFile(blocker, []byte("a file where the token's directory should be"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := sb.launch(mcpConfig(t, map[string]any{"alpha": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{})}}))
+	if r.code == 0 {
+		t.Fatalf("launch succeeded without its token file: %q", r.stdout)
+	}
+	if !strings.Contains(r.stderr, "token file") {
+		t.Errorf("stderr %q does not name the token file", r.stderr)
+	}
+	waitFor(t, 10*time.Second, "the gateway to be gone", func() bool {
+		pid := sb.pid()
+		return pid == 0 || len(sessionMembers(pid)) == 0
+	})
 }
