@@ -44,6 +44,14 @@ func fixtureSpec(name string, opts fixture.Options) catalog.ServerSpec {
 // inProcessGatewayOf is inProcessGateway with the given servers.
 func inProcessGatewayOf(t *testing.T, set *settings, log io.Writer, specs ...catalog.ServerSpec) (url, token string, g *gateway) {
 	t.Helper()
+	url, token, g, _ = startInProcess(t, set, log, specs...)
+	return url, token, g
+}
+
+// startInProcess runs a gateway in the test process until stop (or the
+// test's end), which waits for run to return and reports its error.
+func startInProcess(t *testing.T, set *settings, log io.Writer, specs ...catalog.ServerSpec) (url, token string, g *gateway, stop func() error) {
+	t.Helper()
 	token = "churn-token"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -54,9 +62,12 @@ func inProcessGatewayOf(t *testing.T, set *settings, log io.Writer, specs ...cat
 	ready := make(chan struct{})
 	done := make(chan error, 1)
 	go func() { done <- g.run(ctx, ln, func(summary) { close(ready) }) }()
-	t.Cleanup(func() {
+	stop = sync.OnceValue(func() error {
 		cancel()
-		if err := <-done; err != nil {
+		return <-done
+	})
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
 			t.Errorf("gateway run: %v", err)
 		}
 	})
@@ -67,7 +78,7 @@ func inProcessGatewayOf(t *testing.T, set *settings, log io.Writer, specs ...cat
 	case <-time.After(30 * time.Second):
 		t.Fatal("gateway not ready in 30s")
 	}
-	return "http://" + ln.Addr().String() + "/mcp", token, g
+	return "http://" + ln.Addr().String() + "/mcp", token, g, stop
 }
 
 // inFlight returns the number of POSTs being served for a session.
@@ -291,37 +302,15 @@ func TestSessionLimitSparesBusySessions(t *testing.T) {
 }
 
 // TestProcsAppliedWhenReady: --procs bounds the gateway's CPUs once every
-// server has started, not before (the start is a burst of process starts).
+// server has started (the start is a burst of process starts).
 func TestProcsAppliedWhenReady(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
-	if before < 2 {
-		runtime.GOMAXPROCS(2)
-	}
+	runtime.GOMAXPROCS(2)
 	set := testSettings(t, 16)
 	set.Procs = 1
-	started := make(chan int, 1)
-	spec := fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}})
-	g := newGateway(set, []catalog.ServerSpec{spec}, "tok", zerolog.Nop())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- g.run(ctx, ln, func(summary) { started <- runtime.GOMAXPROCS(0) })
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Error(err)
-		}
-	}()
-	if starting := runtime.GOMAXPROCS(0); starting < 2 {
-		t.Fatalf("GOMAXPROCS %d while starting, want the machine's (--procs applies when ready)", starting)
-	}
-	if got := <-started; got != 1 {
+	startInProcess(t, set, io.Discard, fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}}))
+	if got := runtime.GOMAXPROCS(0); got != 1 {
 		t.Fatalf("GOMAXPROCS %d when ready, want --procs 1", got)
 	}
 }

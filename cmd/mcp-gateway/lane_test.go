@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,9 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
-	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
@@ -244,36 +240,11 @@ func TestLaneEndsCallOfClientGone(t *testing.T) {
 	waitFor(t, 10*time.Second, "the server to see the cancellation", func() bool { return strings.Contains(logs.String(), "sleep cancelled") })
 }
 
-// startGateway runs an in-process gateway with one fixture server and
-// returns its URL and the function that stops it (and waits for run).
-func startGateway(t *testing.T, set *settings, logs io.Writer) (url string, g *gateway, stop func() error) {
+// startGateway runs an in-process gateway with one fixture server "a"
+// (echo, sleep, who).
+func startGateway(t *testing.T, set *settings, logs io.Writer) (url, token string, g *gateway, stop func() error) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	g = newGateway(set, []catalog.ServerSpec{fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo", "sleep"}, ExtraTools: []string{"who"}})}, "tok", zerolog.New(logs))
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() { done <- g.run(ctx, ln, func(summary) { close(ready) }) }()
-	var stopped bool
-	var runErr error
-	stop = func() error {
-		if !stopped {
-			stopped = true
-			cancel()
-			runErr = <-done
-		}
-		return runErr
-	}
-	t.Cleanup(func() { _ = stop() })
-	select {
-	case <-ready:
-	case err := <-done:
-		t.Fatalf("gateway ended before ready: %v", err)
-	}
-	return "http://" + ln.Addr().String() + "/mcp", g, stop
+	return startInProcess(t, set, logs, fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo", "sleep"}, ExtraTools: []string{"who"}}))
 }
 
 // TestLaneIdleTimeout: an idle lane connection is closed after the idle
@@ -281,11 +252,11 @@ func startGateway(t *testing.T, set *settings, logs io.Writer) (url string, g *g
 func TestLaneIdleTimeout(t *testing.T) {
 	set := testSettings(t, 16)
 	set.Limits.IdleTimeout = 300 * time.Millisecond
-	url, g, _ := startGateway(t, set, &syncBuffer{})
-	sid := newRawSession(t, url, "tok").id
+	url, token, g, _ := startGateway(t, set, &syncBuffer{})
+	sid := newRawSession(t, url, token).id
 	w := dialWire(t, url)
-	w.call("tok", sid, 1, "who")
-	w.call("tok", sid, 2, "who")
+	w.call(token, sid, 1, "who")
+	w.call(token, sid, 2, "who")
 	if g.lane.served.Load() != 1 {
 		t.Fatalf("served %d, want 1", g.lane.served.Load())
 	}
@@ -301,12 +272,12 @@ func TestLaneShutdown(t *testing.T) {
 	set := testSettings(t, 16)
 	set.ShutdownGrace = 10 * time.Second
 	logs := &syncBuffer{}
-	url, _, stop := startGateway(t, set, logs)
-	sid := newRawSession(t, url, "tok").id
+	url, token, _, stop := startGateway(t, set, logs)
+	sid := newRawSession(t, url, token).id
 	quiet, busy := dialWire(t, url), dialWire(t, url)
-	quiet.call("tok", sid, 1, "who")
-	busy.call("tok", sid, 2, "who")
-	busy.send(mcpPost("tok", sid, callBody(3, "sleep", `{"ms":1500}`, "")))
+	quiet.call(token, sid, 1, "who")
+	busy.call(token, sid, 2, "who")
+	busy.send(mcpPost(token, sid, callBody(3, "sleep", `{"ms":1500}`, "")))
 	waitFor(t, 30*time.Second, "the sleep to start", func() bool { return strings.Contains(logs.String(), "sleep started") })
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
@@ -334,12 +305,12 @@ func TestLaneShutdown(t *testing.T) {
 func TestLaneBodyTimeout(t *testing.T) {
 	set := testSettings(t, 16)
 	set.Limits.BodyTimeout = 300 * time.Millisecond
-	url, g, _ := startGateway(t, set, &syncBuffer{})
-	sid := newRawSession(t, url, "tok").id
-	partial := strings.Replace(mcpPost("tok", sid, ""), "Content-Length: 0", "Content-Length: 100", 1) + `{"jsonrpc":`
+	url, token, g, _ := startGateway(t, set, &syncBuffer{})
+	sid := newRawSession(t, url, token).id
+	partial := strings.Replace(mcpPost(token, sid, ""), "Content-Length: 0", "Content-Length: 100", 1) + `{"jsonrpc":`
 	lane, fresh := dialWire(t, url), dialWire(t, url)
-	lane.call("tok", sid, 1, "who")
-	lane.call("tok", sid, 2, "who")
+	lane.call(token, sid, 1, "who")
+	lane.call(token, sid, 2, "who")
 	served := g.lane.served.Load()
 	var got [2]string
 	for i, w := range []*wireConn{lane, fresh} {
