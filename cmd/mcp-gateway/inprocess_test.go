@@ -59,12 +59,16 @@ func startInProcess(t *testing.T, set *settings, log io.Writer, specs ...catalog
 	}
 	g = newGateway(set, specs, token, zerolog.New(log))
 	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan struct{})
-	done := make(chan error, 1)
-	go func() { done <- g.run(ctx, ln, func(summary) { close(ready) }) }()
+	ready, finished := make(chan struct{}), make(chan struct{})
+	var runErr error
+	go func() {
+		runErr = g.run(ctx, ln, func(summary) { close(ready) })
+		close(finished)
+	}()
 	stop = sync.OnceValue(func() error {
 		cancel()
-		return <-done
+		<-finished
+		return runErr
 	})
 	t.Cleanup(func() {
 		if err := stop(); err != nil {
@@ -73,8 +77,8 @@ func startInProcess(t *testing.T, set *settings, log io.Writer, specs ...catalog
 	})
 	select {
 	case <-ready:
-	case err := <-done:
-		t.Fatalf("gateway ended before ready: %v", err)
+	case <-finished:
+		t.Fatalf("gateway ended before ready: %v", runErr)
 	case <-time.After(30 * time.Second):
 		t.Fatal("gateway not ready in 30s")
 	}
@@ -302,14 +306,25 @@ func TestSessionLimitSparesBusySessions(t *testing.T) {
 }
 
 // TestProcsAppliedWhenReady: --procs bounds the gateway's CPUs once every
-// server has started (the start is a burst of process starts).
+// server has started, not while they start (a burst of process starts).
 func TestProcsAppliedWhenReady(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
 	runtime.GOMAXPROCS(2)
 	set := testSettings(t, 16)
 	set.Procs = 1
-	startInProcess(t, set, io.Discard, fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}}))
+	// The server starts serving a second late: the gateway runs, not yet
+	// ready, for that long.
+	spec := fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}, StartDelay: time.Second})
+	during := make(chan int, 1)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		during <- runtime.GOMAXPROCS(0)
+	}()
+	startInProcess(t, set, io.Discard, spec) // returns when ready
+	if got := <-during; got != 2 {
+		t.Errorf("GOMAXPROCS %d while the servers start, want the machine's 2 (--procs applies when ready)", got)
+	}
 	if got := runtime.GOMAXPROCS(0); got != 1 {
 		t.Fatalf("GOMAXPROCS %d when ready, want --procs 1", got)
 	}

@@ -76,6 +76,11 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func launch(ctx context.Context, set *settings, raw []byte, token string, lock *os.File, stdout io.Writer) error {
+	// The token's directory first, with its own mode, in case it is the
+	// log's too (the token file itself is written below).
+	if err := os.MkdirAll(dirOf(set.TokenFile), 0o700); err != nil {
+		return fmt.Errorf("write token file: %w", err)
+	}
 	logf, err := openLog(set.LogFile)
 	if err != nil {
 		return err
@@ -129,8 +134,11 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 	}()
 	// The token file is written while the gateway starts (its fsync was a
 	// few ms of every launch), and always before the launch reports.
-	tokenErr := make(chan error, 1)
-	go func() { tokenErr <- auth.WriteFile(set.TokenFile, token) }()
+	tokenErr, tokenWritten := make(chan error, 1), make(chan struct{})
+	go func() {
+		tokenErr <- auth.WriteFile(set.TokenFile, token)
+		close(tokenWritten)
+	}()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
@@ -145,42 +153,20 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 	}()
 	timeout := time.NewTimer(set.StartupTimeout + 3*time.Second)
 	defer timeout.Stop()
-	var fail error
-	for done := false; !done; {
-		select {
-		case err := <-tokenErr:
-			tokenErr = nil // a nil channel: not selected again
-			if err != nil {
-				fail, done = err, true
-				_ = syscall.Kill(pid, syscall.SIGTERM)
-			}
-		case m := <-msgc:
-			done = true
-			if m.OK && tokenErr == nil {
-				fmt.Fprintln(stdout, m.Summary)
-				return nil
-			}
-			if m.OK { // ready first: report once the token file is there
-				err := <-tokenErr
-				tokenErr = nil
-				if err == nil {
-					fmt.Fprintln(stdout, m.Summary)
-					return nil
-				}
-				fail = err
-				_ = syscall.Kill(pid, syscall.SIGTERM)
-			} else if m.Error != "" {
-				fail = errors.New(m.Error)
-			}
-		case <-timeout.C:
-			fail, done = fmt.Errorf("startup timed out after %s", set.StartupTimeout), true
-		case <-ctx.Done():
-			fail, done = errors.New("interrupted while starting"), true
-			_ = syscall.Kill(pid, syscall.SIGTERM)
-		}
+	res := awaitStart(ctx, msgc, tokenErr, timeout.C, set.StartupTimeout)
+	if res.ok {
+		fmt.Fprintln(stdout, res.summary)
+		return nil
 	}
-	if tokenErr != nil {
-		<-tokenErr // the caller removes the file: not before it is written
+	fail := res.err
+	if res.stop {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+	}
+	// The caller removes the token file: not before it is written, unless
+	// the write hangs past the grace period.
+	select {
+	case <-tokenWritten:
+	case <-time.After(set.ShutdownGrace):
 	}
 	// The gateway stops itself after a failed start; give it time, then
 	// make sure no process of its session survives.
@@ -194,6 +180,49 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		fail = fmt.Errorf("gateway exited during startup (%v); log %s says: %s", exitErr, set.LogFile, logTail(set.LogFile, 3))
 	}
 	return fail
+}
+
+// startResult is how a launch's wait for the gateway ended.
+type startResult struct {
+	ok      bool    // ready, with the token file written: print summary, exit 0
+	summary summary // what the gateway reports ready with
+	err     error   // why not ok; nil when the gateway ended without saying
+	stop    bool    // the gateway may be running and must be told to stop
+}
+
+// awaitStart waits for both the gateway's report (msgc) and the token file
+// write (tokenErr), in either order, and fails as soon as either fails, the
+// start takes longer than timeout, or ctx ends (SIGINT, SIGTERM).
+func awaitStart(ctx context.Context, msgc <-chan readyMsg, tokenErr <-chan error, timeout <-chan time.Time, startup time.Duration) startResult {
+	var ready *readyMsg
+	written := false
+	for {
+		select {
+		case err := <-tokenErr:
+			tokenErr = nil // a nil channel: not selected again
+			if err != nil {
+				return startResult{err: err, stop: true}
+			}
+			written = true
+		case m := <-msgc:
+			msgc = nil
+			if !m.OK {
+				var err error
+				if m.Error != "" {
+					err = errors.New(m.Error)
+				}
+				return startResult{err: err} // the gateway stops itself
+			}
+			ready = &m
+		case <-timeout:
+			return startResult{err: fmt.Errorf("startup timed out after %s", startup)}
+		case <-ctx.Done():
+			return startResult{err: errors.New("interrupted while starting"), stop: true}
+		}
+		if ready != nil && written {
+			return startResult{ok: true, summary: ready.Summary}
+		}
+	}
 }
 
 // openLog opens the log file for appending, creating its directory.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -405,4 +406,87 @@ func TestLaunchTokenFileUnwritable(t *testing.T) {
 		pid := sb.pid()
 		return pid == 0 || len(sessionMembers(pid)) == 0
 	})
+}
+
+// TestAwaitStart: the launch reports ready only once the gateway is ready
+// and the token file is written, whichever comes last, and fails as soon as
+// either fails, the start times out, or the launch is interrupted.
+func TestAwaitStart(t *testing.T) {
+	ready := readyMsg{OK: true, Summary: summary{Listen: ":50005", Servers: 1}}
+	boom := errors.New("write token file: disk full")
+	type step struct {
+		ready, failed bool  // a message from the gateway
+		token         error // the write's result (nil: written)
+		write         bool  // the write finishes at this step
+		timeout       bool
+		cancel        bool
+	}
+	for _, c := range []struct {
+		name        string
+		steps       []step
+		ok, stop    bool
+		errContains string
+	}{
+		{"ready, then written", []step{{ready: true}, {write: true}}, true, false, ""},
+		{"written, then ready", []step{{write: true}, {ready: true}}, true, false, ""},
+		{"ready, then the write fails", []step{{ready: true}, {write: true, token: boom}}, false, true, "disk full"},
+		{"the write fails first", []step{{write: true, token: boom}}, false, true, "disk full"},
+		{"the gateway fails", []step{{failed: true}}, false, false, "server \"x\" failed"},
+		{"ready, write hanging, interrupted", []step{{ready: true}, {cancel: true}}, false, true, "interrupted"},
+		{"ready, write hanging, timed out", []step{{ready: true}, {timeout: true}}, false, false, "timed out"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msgc, tokenErr := make(chan readyMsg, 1), make(chan error, 1)
+			timeout := make(chan time.Time, 1)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			res := make(chan startResult, 1)
+			go func() { res <- awaitStart(ctx, msgc, tokenErr, timeout, time.Minute) }()
+			for i, s := range c.steps {
+				switch {
+				case s.ready:
+					msgc <- ready
+				case s.failed:
+					msgc <- readyMsg{Error: `server "x" failed`}
+				case s.write:
+					tokenErr <- s.token
+				case s.timeout:
+					timeout <- time.Now()
+				case s.cancel:
+					cancel()
+				}
+				if i < len(c.steps)-1 {
+					select {
+					case r := <-res:
+						t.Fatalf("returned %+v after step %d of %d", r, i+1, len(c.steps))
+					case <-time.After(50 * time.Millisecond):
+					}
+				}
+			}
+			r := <-res
+			if r.ok != c.ok || r.stop != c.stop || (c.errContains == "") != (r.err == nil) ||
+				(r.err != nil && !strings.Contains(r.err.Error(), c.errContains)) {
+				t.Fatalf("got %+v, want ok %v stop %v error containing %q", r, c.ok, c.stop, c.errContains)
+			}
+			if r.ok && r.summary != ready.Summary {
+				t.Errorf("summary %+v, want %+v", r.summary, ready.Summary)
+			}
+		})
+	}
+}
+
+// TestLaunchTokenDirMode: a token directory the launch creates is private
+// (0700), even when the log file goes in it too.
+func TestLaunchTokenDirMode(t *testing.T) {
+	sb := newTestbox(t)
+	state := filepath.Join(sb.dir, "state")
+	sb.tokenFile, sb.logFile = filepath.Join(state, ".token"), filepath.Join(state, "gw.log")
+	sb.mustLaunch(mcpConfig(t, map[string]any{"alpha": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{})}}))
+	fi, err := os.Stat(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("token directory mode %v, want 0700", fi.Mode().Perm())
+	}
 }
