@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -81,16 +82,34 @@ func (g *Gateway) pushLogLevel(ctx context.Context, req mcp.Request) {
 	if !changed {
 		return
 	}
+	// The agent's next call may go to any of them: answer the agent once
+	// they have the level, or it would miss that call's messages. A server
+	// slow to answer gets the level in the background.
+	var wg sync.WaitGroup
 	for _, up := range ups {
-		go func() {
+		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
 			_ = up.Do(ctx, func(cs *mcp.ClientSession) error {
 				return cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: lvl})
 			})
-		}()
+		})
+	}
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(levelPushWait):
+	case <-ctx.Done():
 	}
 }
+
+// levelPushWait bounds how long an agent's logging/setLevel waits for the
+// servers to take the level.
+const levelPushWait = 2 * time.Second
 
 // logLevelLocked is the most verbose level any live session asked for.
 func (g *Gateway) logLevelLocked() mcp.LoggingLevel {
