@@ -60,9 +60,12 @@ func TestFirstListingSurvivesARestart(t *testing.T) {
 	g.Add(b)
 	ssA, csA := start(t, g, a)
 	start(t, g, b)
-	// a dies after ready (supervisor would restart it after a backoff).
-	ssA.Close()
+	// a dies after ready (supervisor would restart it after a backoff). As
+	// when a process dies, both ends go: the client first, since closing the
+	// server end waits for its handlers, and one may be writing an answer
+	// into the in-memory pipe that only the client reads.
 	csA.Close()
+	ssA.Close()
 	g.Open()
 	time.Sleep(200 * time.Millisecond) // the supervisor's restart backoff: a's listing has failed by now
 	// a restarts.
