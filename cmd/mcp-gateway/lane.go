@@ -53,8 +53,8 @@ type lane struct {
 	back    chan net.Conn // connections handed back, for laneListener
 	stopped chan struct{} // closed by close
 
+	closing atomic.Bool // set under mu, so that add sees it; read anywhere
 	mu      sync.Mutex
-	closing bool
 	conns   map[*laneConn]struct{}
 	wg      sync.WaitGroup
 
@@ -103,10 +103,7 @@ func (l *lane) adopt(w http.ResponseWriter, resp []byte) bool {
 	if w.Header().Get("Connection") != "" {
 		return false // net/http means to close it (limits.go)
 	}
-	l.mu.Lock()
-	closing := l.closing
-	l.mu.Unlock()
-	if closing {
+	if l.closing.Load() {
 		return false
 	}
 	c, brw, err := http.NewResponseController(w).Hijack()
@@ -133,7 +130,7 @@ func (l *lane) adopt(w http.ResponseWriter, resp []byte) bool {
 func (l *lane) add(c net.Conn, br *bufio.Reader) *laneConn {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.closing {
+	if l.closing.Load() {
 		return nil
 	}
 	// What net/http puts in a request's context and the handlers read.
@@ -179,11 +176,11 @@ func (l *lane) handBack(c net.Conn, prefix []byte) {
 // busy ones when their request is answered, all of them by ctx's end.
 func (l *lane) close(ctx context.Context) {
 	l.mu.Lock()
-	if l.closing {
+	if l.closing.Load() {
 		l.mu.Unlock()
 		return
 	}
-	l.closing = true
+	l.closing.Store(true)
 	close(l.stopped)
 	for lc := range l.conns {
 		// Wakes the reader; a request in flight still gets its answer.
@@ -206,12 +203,6 @@ func (l *lane) close(ctx context.Context) {
 		l.mu.Unlock()
 		<-done
 	}
-}
-
-func (l *lane) isClosing() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.closing
 }
 
 // listener returns ln with the handed-back connections among its accepted
@@ -354,7 +345,7 @@ func (lc *laneConn) serve() {
 		lc.l.served.Add(1)
 		_ = lc.c.SetReadDeadline(time.Now().Add(lc.l.limits.IdleTimeout))
 		lc.verdict <- true
-		closing := lc.l.isClosing()
+		closing := lc.l.closing.Load()
 		out = appendResponse(out[:0], rec.status, rec.header, rec.body, closing)
 		if _, err := lc.c.Write(out); err != nil || closing {
 			break
@@ -433,7 +424,7 @@ func (lc *laneConn) read() {
 				return
 			default:
 			}
-			if !(isTimeout(err) && lc.l.isClosing()) {
+			if !(isTimeout(err) && lc.l.closing.Load()) {
 				lc.cancel()
 			}
 		}
@@ -460,17 +451,19 @@ func (lc *laneConn) next() (laneItem, error) {
 		return laneItem{}, err
 	}
 	l := lc.l
-	if l.isClosing() {
+	if l.closing.Load() {
 		return laneItem{}, net.ErrClosed
 	}
 	_ = lc.c.SetReadDeadline(time.Now().Add(l.limits.ReadHeaderTimeout))
 	raw := make([]byte, 0, 512)
+	// notOurs hands the request, as read so far, to net/http.
+	notOurs := func() (laneItem, error) { return laneItem{raw: raw}, lc.clearDeadline() }
 	line, err := lc.line(&raw)
 	if err != nil {
 		return lc.cut(raw, err)
 	}
 	if string(line) != "POST /mcp HTTP/1.1" {
-		return laneItem{raw: raw}, lc.clearDeadline()
+		return notOurs()
 	}
 	h := make(http.Header, 12)
 	length, hosts := -1, 0
@@ -480,18 +473,18 @@ func (lc *laneConn) next() (laneItem, error) {
 			return lc.cut(raw, err)
 		}
 		if line == nil { // too long: net/http says 431
-			return laneItem{raw: raw}, lc.clearDeadline()
+			return notOurs()
 		}
 		if len(line) == 0 {
 			break
 		}
 		k, v, ok := bytes.Cut(line, []byte(":"))
 		if !ok || !validHeaderName(k) {
-			return laneItem{raw: raw}, lc.clearDeadline()
+			return notOurs()
 		}
 		v = bytes.Trim(v, " \t")
 		if !validHeaderValue(v) {
-			return laneItem{raw: raw}, lc.clearDeadline()
+			return notOurs()
 		}
 		key := textproto.CanonicalMIMEHeaderKey(string(k))
 		val := string(v)
@@ -499,26 +492,26 @@ func (lc *laneConn) next() (laneItem, error) {
 		case "Content-Length": // digits only, as net/http reads it
 			n, err := strconv.ParseUint(val, 10, 63)
 			if length >= 0 || err != nil || n > uint64(l.limits.MaxBodyBytes) {
-				return laneItem{raw: raw}, lc.clearDeadline()
+				return notOurs()
 			}
 			length = int(n)
 		case "Host":
 			if hosts++; !plainHost(v) {
-				return laneItem{raw: raw}, lc.clearDeadline()
+				return notOurs()
 			}
 		case "Connection":
 			if !asciiEqualFold(val, "keep-alive") {
-				return laneItem{raw: raw}, lc.clearDeadline()
+				return notOurs()
 			}
 		case "Transfer-Encoding", "Expect", "Upgrade", "Te", "Trailer":
-			return laneItem{raw: raw}, lc.clearDeadline()
+			return notOurs()
 		}
 		h[key] = append(h[key], val)
 	}
 	// A request without the token is refused before its body is read,
 	// and its connection closed: net/http's answer (auth.Bearer).
 	if length < 0 || hosts != 1 || !auth.Matches(h.Get("Authorization"), l.token) {
-		return laneItem{raw: raw}, lc.clearDeadline()
+		return notOurs()
 	}
 	host := h.Get("Host")
 	delete(h, "Host") // as net/http: r.Host has it
