@@ -43,7 +43,7 @@ test: test-deps lint
 # Each fuzz target for FUZZTIME (test/fuzz.sh); seed corpora and regression
 # inputs live in each package's testdata/fuzz.
 FUZZTIME ?= 5s
-FUZZ_TARGETS = internal/catalog:FuzzResolve internal/catalog:FuzzParseCatalog \
+FUZZ_TARGETS = internal/catalog:FuzzResolve internal/catalog:FuzzParseCatalog internal/catalog:FuzzNameRules \
 	internal/aggregate:FuzzSanitizeName cmd/mcp-gateway:FuzzHTTPEndpoint cmd/mcp-gateway:FuzzLaneWire
 fuzz:
 	@GO="$(GO)" FUZZTIME=$(FUZZTIME) bash test/fuzz.sh $(FUZZ_TARGETS)

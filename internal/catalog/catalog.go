@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -87,12 +86,6 @@ type Catalog struct {
 	entries map[string]Entry
 }
 
-var (
-	entryNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
-	envNameRE   = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	flagRE      = regexp.MustCompile(`^--?[A-Za-z0-9][A-Za-z0-9._-]*$`)
-)
-
 // tokenEnv is the gateway's own secret. Servers never get it: not through envs, not through an
 // env-mapped property.
 const tokenEnv = "GATEWAY_ACCESS_TOKEN"
@@ -135,7 +128,7 @@ func Parse(data []byte) (*Catalog, error) {
 }
 
 func parseEntry(name string, raw json.RawMessage) (Entry, error) {
-	if !entryNameRE.MatchString(name) {
+	if !validEntryName(name) {
 		return Entry{}, errors.New("invalid name (letters, digits, '.', '_' and '-', at most 64, starting with a letter or digit)")
 	}
 	members, err := readObject(raw)
@@ -313,10 +306,10 @@ func parseProperty(name string, raw json.RawMessage) (Property, error) {
 	if ways != 1 {
 		return Property{}, errors.New("needs exactly one of positional, flag, env")
 	}
-	if p.Flag != "" && !flagRE.MatchString(p.Flag) {
+	if p.Flag != "" && !validFlag(p.Flag) {
 		return Property{}, errors.New(`flag: must look like "--name"`)
 	}
-	if p.Env != "" && (!envNameRE.MatchString(p.Env) || p.Env == tokenEnv) {
+	if p.Env != "" && (!validEnvName(p.Env) || p.Env == tokenEnv) {
 		return Property{}, fmt.Errorf("env: %q is not a usable environment variable name", p.Env)
 	}
 	return p, nil

@@ -102,7 +102,7 @@ func checkResolved(t *testing.T, r *Resolved) {
 			}
 		}
 		for k, v := range s.Env {
-			if !envNameRE.MatchString(k) || k == tokenEnv || strings.ContainsRune(v, 0) {
+			if !validEnvName(k) || k == tokenEnv || strings.ContainsRune(v, 0) {
 				t.Fatalf("%s: bad env %q", s.Name, k)
 			}
 		}
@@ -112,8 +112,8 @@ func checkResolved(t *testing.T, r *Resolved) {
 				t.Fatalf("%s: catalog server without a command", s.Name)
 			}
 		case KindGitHub:
-			if s.Name != "github/"+s.Owner+"/"+s.Repo || !githubOwnerRE.MatchString(s.Owner) ||
-				!githubRepoRE.MatchString(s.Repo) || strings.HasPrefix(s.Repo, ".") || s.Dir != "" {
+			if s.Name != "github/"+s.Owner+"/"+s.Repo || !validGitHubOwner(s.Owner) ||
+				!validGitHubRepo(s.Repo) || strings.HasPrefix(s.Repo, ".") || s.Dir != "" {
 				t.Fatalf("bad github spec %+v", s)
 			}
 		case KindLocal:
@@ -166,7 +166,7 @@ func FuzzParseCatalog(f *testing.F) {
 						ways++
 					}
 				}
-				if ways != 1 || !validType(p.Type) || (p.Env != "" && (!envNameRE.MatchString(p.Env) || p.Env == tokenEnv)) {
+				if ways != 1 || !validType(p.Type) || (p.Env != "" && (!validEnvName(p.Env) || p.Env == tokenEnv)) {
 					t.Fatalf("%s.%s: %+v", e.Name, name, p)
 				}
 			}

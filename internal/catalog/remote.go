@@ -153,7 +153,7 @@ func expandVars(s string, lookup func(string) (string, bool)) (string, error) {
 		}
 		name := s[i+2 : i+end]
 		switch {
-		case !envNameRE.MatchString(name):
+		case !validEnvName(name):
 			return "", errors.New(`"${...}" must hold a variable name (letters, digits and _, not starting with a digit)`)
 		case name == tokenEnv:
 			return "", fmt.Errorf("${%s} is the gateway's own token and is never sent to a server", tokenEnv)

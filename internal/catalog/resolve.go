@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -33,11 +32,6 @@ type Resolved struct {
 	Servers  []ServerSpec // sorted by Name, at most MaxServers
 	Warnings []string     // things ignored, for the gateway log; never contain config values
 }
-
-var (
-	githubOwnerRE = regexp.MustCompile(`^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$`)
-	githubRepoRE  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
-)
 
 // Resolve validates the mcp config (the JSON object given to `mcp-gateway --config`) against
 // the catalog in one pass, before anything starts, and returns one ServerSpec per key. Servers
@@ -142,10 +136,10 @@ func (r *resolver) github(name string, fields map[string]json.RawMessage, runCmd
 		return fail("", errors.New("a GitHub server key must be github/<owner>/<repo>"))
 	}
 	owner, repo := parts[1], parts[2]
-	if !githubOwnerRE.MatchString(owner) {
+	if !validGitHubOwner(owner) {
 		return fail("", fmt.Errorf("owner %q is not a valid GitHub user or organization name", owner))
 	}
-	if !githubRepoRE.MatchString(repo) || strings.HasPrefix(repo, ".") {
+	if !validGitHubRepo(repo) || strings.HasPrefix(repo, ".") {
 		return fail("", fmt.Errorf("repo %q is not a valid GitHub repository name", repo))
 	}
 	if !hasRun {
@@ -263,7 +257,7 @@ func envs(server string, fields map[string]json.RawMessage, fromProps map[string
 		switch {
 		case m.Key == tokenEnv:
 			return fail(fmt.Errorf("variable %s is reserved for the gateway", tokenEnv))
-		case !envNameRE.MatchString(m.Key):
+		case !validEnvName(m.Key):
 			return fail(fmt.Errorf("variable %q: invalid name (letters, digits and _, not starting with a digit)", m.Key))
 		}
 		v, err := decodeString(m.Value)
