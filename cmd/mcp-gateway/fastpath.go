@@ -30,7 +30,8 @@ import (
 // declines goes to the SDK unchanged, which also owns every error other than
 // an upstream's: unknown tools, bad params, gone sessions (404).
 type fastPath struct {
-	g *gateway
+	g        *gateway
+	sessions *sessionIndex
 
 	mu    sync.Mutex
 	calls map[fastCallKey]context.CancelFunc // tools/call in flight, for notifications/cancelled
@@ -43,7 +44,7 @@ type fastPath struct {
 type fastCallKey struct{ session, id string }
 
 func newFastPath(g *gateway) *fastPath {
-	return &fastPath{g: g, calls: make(map[fastCallKey]context.CancelFunc), ended: make(map[string]struct{})}
+	return &fastPath{g: g, sessions: newSessionIndex(g.agg.Server()), calls: make(map[fastCallKey]context.CancelFunc), ended: make(map[string]struct{})}
 }
 
 // serve answers r and reports true, or reports false having written nothing.
@@ -63,7 +64,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	if len(msg.ID) == 0 || !acceptsJSON(r) || foreignHost(r) {
 		return false
 	}
-	ss := f.g.session(sid)
+	ss := f.sessions.lookup(sid)
 	if ss == nil {
 		return false
 	}
@@ -169,6 +170,7 @@ func (f *fastPath) endSession(id string) {
 	for sid := range f.ended {
 		if !live[sid] {
 			delete(f.ended, sid) // closed for good: the SDK answers 404
+			f.sessions.drop(sid) // in case its Wait has not returned yet
 		}
 	}
 	f.ended[id] = struct{}{}
@@ -249,14 +251,4 @@ func writeResponse(w http.ResponseWriter, id json.RawMessage, member string, raw
 	if !offerResponse(w, out.Bytes()) { // to the lane (lane.go)
 		writeJSON(w, http.StatusOK, out.Bytes())
 	}
-}
-
-// session returns the SDK's session with this id, or nil.
-func (g *gateway) session(id string) *mcp.ServerSession {
-	for ss := range g.agg.Server().Sessions() {
-		if ss.ID() == id {
-			return ss
-		}
-	}
-	return nil
 }

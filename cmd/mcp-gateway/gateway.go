@@ -37,6 +37,7 @@ type gateway struct {
 	stopping atomic.Bool
 	trim     memTrimmer
 	sessions *sessionLimit // set by handler
+	fast     *fastPath     // set by handler
 	lane     *lane         // set by handler
 }
 
@@ -280,6 +281,7 @@ func (g *gateway) handler() http.Handler {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.agg.Server() },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: g.set.Limits.withDefaults().MaxBodyBytes})
 	fast := newFastPath(g)
+	g.fast = fast
 	g.sessions.closed = fast.endSession
 	// The chain of /mcp, around core: the token, readiness, then bodies
 	// read, bounded and checked as JSON-RPC (protocol.go), then session

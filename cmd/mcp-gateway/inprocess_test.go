@@ -50,7 +50,7 @@ func inProcessGatewayOf(t *testing.T, set *settings, log io.Writer, specs ...cat
 
 // startInProcess runs a gateway in the test process until stop (or the
 // test's end), which waits for run to return and reports its error.
-func startInProcess(t *testing.T, set *settings, log io.Writer, specs ...catalog.ServerSpec) (url, token string, g *gateway, stop func() error) {
+func startInProcess(t testing.TB, set *settings, log io.Writer, specs ...catalog.ServerSpec) (url, token string, g *gateway, stop func() error) {
 	t.Helper()
 	token = "churn-token"
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -208,7 +208,7 @@ func TestSessionChurnNoLeaks(t *testing.T) {
 	settle(t, baseG, baseFD, 10, 4)
 }
 
-func testSettings(t *testing.T, maxSessions int) *settings {
+func testSettings(t testing.TB, maxSessions int) *settings {
 	return &settings{Listen: "127.0.0.1:0", StartupTimeout: 30 * time.Second, ShutdownGrace: 2 * time.Second,
 		ServersDir: t.TempDir(), MaxSessions: maxSessions, MaxBackoff: 30 * time.Second}
 }
