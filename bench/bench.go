@@ -385,8 +385,12 @@ func (b *bench) launchRuns(ctx context.Context) error {
 	for _, n := range b.opt.sizes {
 		var own, launch, extra, launchCPU, readyCPU []time.Duration
 		var last *box
-		for rep := range b.opt.reps {
-			b.logf("launch with %s (%d/%d)", plural(n, "server"), rep+1, b.opt.reps)
+		reps := b.opt.reps
+		if n == targetServers {
+			reps = b.opt.targetReps
+		}
+		for rep := range reps {
+			b.logf("launch with %s (%d/%d)", plural(n, "server"), rep+1, reps)
 			// Each rep measures both, in alternating order, and the
 			// overhead is judged on the median of the pairs' differences:
 			// this shared VM drifts by more than the target between runs.
@@ -417,9 +421,9 @@ func (b *bench) launchRuns(ctx context.Context) error {
 				}
 			}
 			own, launch, extra = append(own, d), append(launch, took), append(extra, took-d)
-			b.logf("  gateway %s, servers alone %s: %+.1f ms", dur(took), dur(d), float64(took-d)/float64(time.Millisecond))
+			b.logf("  gateway %s, servers alone %s: %+.1f ms", dur(took), dur(d), ms(took-d))
 			launchCPU, readyCPU = append(launchCPU, bx.launchCPU), append(readyCPU, bx.readyCPU)
-			if rep < b.opt.reps-1 {
+			if rep < reps-1 {
 				if err := b.stop(bx); err != nil {
 					return err
 				}
@@ -432,9 +436,10 @@ func (b *bench) launchRuns(ctx context.Context) error {
 		if n == targetServers {
 			v, target = judge(x <= targetLaunchExtra), "≤ +50 ms"
 		}
+		q1, q3 := quartiles(extra)
 		b.tbl.add("launch to ready, "+plural(n, "server"),
-			fmt.Sprintf("%s (servers alone %s; overhead %+.1f ms, median of %d pairs; CPU: launch command %s, gateway to ready %s)",
-				dur(l), dur(o), float64(x)/float64(time.Millisecond), len(extra), dur(median(launchCPU)), dur(median(readyCPU))), target, v)
+			fmt.Sprintf("%s (servers alone %s; overhead %+.1f ms, median of %d pairs, middle half %+.0f..%+.0f ms; CPU: launch command %s, gateway to ready %s)",
+				dur(l), dur(o), ms(x), len(extra), ms(q1), ms(q3), dur(median(launchCPU)), dur(median(readyCPU))), target, v)
 		if n == slices.Max(b.opt.sizes) {
 			if err := b.listRuns(ctx, last, n); err != nil {
 				return err
@@ -520,6 +525,18 @@ func median(ds []time.Duration) time.Duration {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
+
+// quartiles returns the first and third quartiles of ds (nearest rank):
+// between them lies the middle half, which says how far one median can be
+// trusted on a noisy machine.
+func quartiles(ds []time.Duration) (q1, q3 time.Duration) {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/4], s[len(s)*3/4]
+}
+
+// ms is d in milliseconds, for signed differences.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // profileRun launches a gateway with one server and the CPU profile hook
 // on, drives it with 8 sessions, and stops it so that it writes its CPU

@@ -106,6 +106,22 @@ func TestTableMarksVerdicts(t *testing.T) {
 	}
 }
 
+func TestQuartiles(t *testing.T) {
+	var ds []time.Duration
+	for _, v := range []int{9, -3, 5, 1, 7, 3, 11, -1} { // sorted: -3 -1 1 3 5 7 9 11
+		ds = append(ds, time.Duration(v)*time.Millisecond)
+	}
+	if q1, q3 := quartiles(ds); q1 != 1*time.Millisecond || q3 != 9*time.Millisecond {
+		t.Errorf("quartiles = %v, %v; want 1ms, 9ms", q1, q3)
+	}
+	if q1, q3 := quartiles(ds[:1]); q1 != 9*time.Millisecond || q3 != q1 {
+		t.Errorf("quartiles of one = %v, %v; want 9ms twice", q1, q3)
+	}
+	if ds[0] != 9*time.Millisecond {
+		t.Error("quartiles sorted its argument in place")
+	}
+}
+
 func TestFormatting(t *testing.T) {
 	for _, c := range []struct{ got, want string }{
 		{count(1234567), "1,234,567"},
@@ -128,8 +144,12 @@ func TestParseOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.calls >= 100_000 || o.duration >= 5*time.Second || o.only["profile"] || !o.only["calls"] || !o.only["launch"] {
+	if o.calls >= 100_000 || o.duration >= 5*time.Second || o.only["profile"] || !o.only["calls"] || !o.only["launch"] ||
+		o.reps != 1 || o.targetReps != 1 {
 		t.Fatalf("-quick options not shrunk or parts wrong: %+v", o)
+	}
+	if o, err := parseOptions(nil, &strings.Builder{}); err != nil || o.reps != 7 || o.targetReps != 15 {
+		t.Fatalf("default launch reps: %d, at the target %d (%v); want 7 and 15", o.reps, o.targetReps, err)
 	}
 	if _, err := parseOptions([]string{"-only", "profile"}, &strings.Builder{}); err == nil {
 		t.Fatal("-only profile without -profile was accepted")
