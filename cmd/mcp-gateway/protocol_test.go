@@ -29,20 +29,20 @@ type rpcReply struct {
 // rawSession speaks MCP over plain HTTP POSTs, so that tests can send what
 // no SDK client would.
 type rawSession struct {
-	t      *testing.T
+	t      testing.TB
 	url    string
 	token  string
 	id     string // Mcp-Session-Id once initialized
 	client *http.Client
 }
 
-func newRawSession(t *testing.T, url, token string) *rawSession {
+func newRawSession(t testing.TB, url, token string) *rawSession {
 	t.Helper()
 	return newRawSessionWith(t, url, token, `{}`)
 }
 
 // newRawSessionWith initializes a raw session whose client declares caps.
-func newRawSessionWith(t *testing.T, url, token, caps string) *rawSession {
+func newRawSessionWith(t testing.TB, url, token, caps string) *rawSession {
 	t.Helper()
 	s := &rawSession{t: t, url: url, token: token, client: &http.Client{Timeout: 60 * time.Second}}
 	status, h, replies := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
@@ -83,7 +83,7 @@ func (s *rawSession) post(body string) (int, http.Header, []rpcReply) {
 	return resp.StatusCode, resp.Header, parseReplies(s.t, resp.Header.Get("Content-Type"), b)
 }
 
-func parseReplies(t *testing.T, contentType string, b []byte) []rpcReply {
+func parseReplies(t testing.TB, contentType string, b []byte) []rpcReply {
 	t.Helper()
 	var out []rpcReply
 	decode := func(data []byte) {

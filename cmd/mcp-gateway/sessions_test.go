@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -13,41 +12,6 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
-
-// openSession initializes a session with raw HTTP (no GET stream, so that a
-// benchmark can hold a thousand of them cheaply) and returns its id.
-func openSession(tb testing.TB, url, token string) string {
-	tb.Helper()
-	post := func(id, body string) *http.Response {
-		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-		if err != nil {
-			tb.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		if id != "" {
-			req.Header.Set("Mcp-Session-Id", id)
-			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return resp
-	}
-	resp := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`)
-	id := resp.Header.Get(sessionIDHeader)
-	if resp.StatusCode != http.StatusOK || id == "" {
-		tb.Fatalf("initialize: HTTP %d, session %q", resp.StatusCode, id)
-	}
-	if resp := post(id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); resp.StatusCode != http.StatusAccepted {
-		tb.Fatalf("notifications/initialized: HTTP %d", resp.StatusCode)
-	}
-	return id
-}
 
 // BenchmarkSessionLookup measures finding the SDK session of a fast-path
 // request among many live sessions (the gateway allows 1,024 by default).
@@ -57,7 +21,7 @@ func BenchmarkSessionLookup(b *testing.B) {
 			url, token, g, _ := startInProcess(b, testSettings(b, 2*n), io.Discard, fixtureSpec("fx", fixture.Options{Tools: []string{"echo"}}))
 			var last string
 			for range n {
-				last = openSession(b, url, token)
+				last = newRawSession(b, url, token).id
 			}
 			index := newSessionIndex(g.agg.Server())
 			b.ReportAllocs()
@@ -69,25 +33,6 @@ func BenchmarkSessionLookup(b *testing.B) {
 			}
 		})
 	}
-}
-
-// toolCallStatus posts a tools/call for echo on session id and returns the
-// HTTP status.
-func toolCallStatus(t *testing.T, url, token, id string) int {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Session-Id", id)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
 }
 
 // TestSessionIndexFollowsSessions: the fast path's session index learns a
@@ -133,7 +78,8 @@ func TestSessionIndexFollowsSessions(t *testing.T) {
 	if ss := index.lookup(gone); ss != nil {
 		t.Errorf("lookup of the closed session = %v, want nil", ss)
 	}
-	if code := toolCallStatus(t, url, token, gone); code != http.StatusNotFound {
+	closed := &rawSession{t: t, url: url, token: token, id: gone, client: http.DefaultClient}
+	if code, _, _ := closed.post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`); code != http.StatusNotFound {
 		t.Errorf("tools/call on the closed session: HTTP %d, want 404", code)
 	}
 	if got, err := callText(ctx, sessions[1], "echo", map[string]any{"text": "still"}); err != nil || got != "still" {
