@@ -95,8 +95,8 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 		CloneBaseURL: os.Getenv("MCP_GATEWAY_GITHUB_BASE_URL"),
 		NewClient:    g.agg.NewClient,
 		Intercept:    g.agg.Intercept,
-		OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession) error {
-			return g.agg.Sync(ctx, s.Name(), cs)
+		OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
+			return g.agg.Sync(ctx, s.Name(), cs, aggregate.RoundTrip(raw))
 		},
 		Redact:        red.String,
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: set.MaxBackoff},
@@ -105,7 +105,7 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 		Logger:    log,
 		NewClient: g.agg.NewClient,
 		OnReady: func(ctx context.Context, r *supervisor.Remote, cs *mcp.ClientSession) error {
-			return g.agg.Sync(ctx, r.Name(), cs)
+			return g.agg.Sync(ctx, r.Name(), cs, nil) // no raw requests to a remote
 		},
 		Redact:        red.String,
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: set.MaxBackoff},

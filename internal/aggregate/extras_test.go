@@ -44,7 +44,7 @@ func start(t *testing.T, g *aggregate.Gateway, u *memUpstream) (*mcp.ServerSessi
 		t.Fatal(err)
 	}
 	u.cs = cs
-	if err := g.Sync(context.Background(), u.name, cs); err != nil {
+	if err := g.Sync(context.Background(), u.name, cs, nil); err != nil {
 		t.Fatal(err)
 	}
 	return ss, cs

@@ -238,7 +238,8 @@ func (g *Gateway) serversLocked() []string {
 
 // Sync lists everything server offers over cs (all pages) and updates the
 // merged view. It is called after every start of the server; list_changed
-// notifications re-list only what changed.
+// notifications re-list only what changed. raw, when not nil, sends requests
+// on cs's connection past the SDK: tools are listed with it (listToolsRaw).
 //
 // At the first start, only the tools are listed before Sync returns: they
 // are what "ready" promises. Prompts, resources and templates are listed
@@ -246,12 +247,12 @@ func (g *Gateway) serversLocked() []string {
 // them wait until every server's are in (waitExtras). Listing them up front
 // was three more round trips per server while all servers were starting:
 // ~50 ms of a 64-server launch on 2 cores (issue 6).
-func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession) error {
+func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession, raw RoundTrip) error {
 	caps := cs.InitializeResult().Capabilities
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{}
 	}
-	tools, err := listTools(ctx, cs, caps)
+	tools, err := listTools(ctx, cs, caps, raw)
 	if err != nil {
 		return err
 	}

@@ -65,8 +65,8 @@ func startGateway(t *testing.T, servers map[string]fixture.Options) (url string,
 			Logger:    logger,
 			NewClient: g.NewClient,
 			Intercept: g.Intercept,
-			OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession) error {
-				return g.Sync(ctx, s.Name(), cs)
+			OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
+				return g.Sync(ctx, s.Name(), cs, aggregate.RoundTrip(raw))
 			},
 		})
 		g.Add(s)

@@ -10,14 +10,102 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlimit"
 )
 
-// listTools lists every tool of an upstream, all pages.
-func listTools(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities) ([]*mcp.Tool, error) {
+// listTools lists every tool of an upstream, all pages: with raw requests
+// when the upstream takes them (raw != nil), else through the SDK client.
+func listTools(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities, raw RoundTrip) ([]*mcp.Tool, error) {
 	if caps.Tools == nil {
 		return nil, nil
 	}
+	if raw != nil {
+		if tools, ok := listToolsRaw(ctx, raw); ok {
+			return tools, nil
+		}
+	}
 	return collect(cs.Tools(ctx, nil), "tools")
+}
+
+// RoundTrip sends one request with raw JSON params on an upstream's
+// connection and returns the raw result (supervisor.Server's, for stdio
+// servers).
+type RoundTrip func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+
+// rawTool is a tool as listed, its schemas kept as the bytes the server
+// sent: the outer fields shadow the embedded Tool's of the same name.
+type rawTool struct {
+	mcp.Tool
+	InputSchema  json.RawMessage `json:"inputSchema"`
+	OutputSchema json.RawMessage `json:"outputSchema"`
+}
+
+// listToolsRaw lists tools as the SDK client does, without what a gateway
+// does not need: the client decodes every schema into maps and encodes it
+// again to check x-mcp-header annotations, a third of the gateway's CPU
+// from launch to ready at 64 servers (issue 6); here a schema stays the
+// bytes the server sent (and is served so). It reports false, having
+// changed nothing, for anything it does not take exactly as the SDK client
+// would: an error of any kind, a result nested deeper than the SDK decodes,
+// one that mentions x-mcp-header or has \u escapes (which could spell it in
+// a key: the client then drops tools whose annotations are invalid), or one
+// the decoder refuses. The caller then lists through the SDK, which owns
+// the outcome.
+func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, bool) {
+	var tools []*mcp.Tool
+	seen := make(map[string]bool) // cursors: a server that loops would never end
+	cursor := ""
+	for {
+		params := json.RawMessage(`{}`)
+		if cursor != "" {
+			b, err := json.Marshal(struct {
+				Cursor string `json:"cursor"`
+			}{cursor})
+			if err != nil {
+				return nil, false
+			}
+			params = b
+		}
+		res, err := raw(ctx, "tools/list", params)
+		if err != nil || !jsonlimit.DepthWithin(res, jsonlimit.MaxDepth) ||
+			bytes.Contains(res, []byte("x-mcp-header")) || bytes.Contains(res, []byte(`\u`)) {
+			return nil, false
+		}
+		var page struct {
+			Tools      []*rawTool `json:"tools"`
+			NextCursor string     `json:"nextCursor"`
+		}
+		if rest, err := fastjson.Parse(res, &page, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+			return nil, false
+		}
+		for _, rt := range page.Tools {
+			if rt == nil { // "tools":[null]: the SDK client drops it too
+				continue
+			}
+			t := rt.Tool
+			t.InputSchema, t.OutputSchema = schema(rt.InputSchema), schema(rt.OutputSchema)
+			tools = append(tools, &t)
+		}
+		if page.NextCursor == "" {
+			return tools, true
+		}
+		if seen[page.NextCursor] {
+			return nil, false
+		}
+		seen[page.NextCursor] = true
+		cursor = page.NextCursor
+	}
+}
+
+// schema is a listed schema as Tool holds it: nil when absent or null, as
+// decoding into an interface gives, else its bytes.
+func schema(raw json.RawMessage) any {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	return raw
 }
 
 func (g *Gateway) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {

@@ -38,7 +38,7 @@ wait`, fifo, fixture.ShellCommand(fixture.Options{Tools: []string{"echo"}}))
 		Logger:        zerolog.New(logs),
 		RestartPolicy: RestartPolicy{MinBackoff: 10 * time.Millisecond, MaxBackoff: 50 * time.Millisecond},
 		StopWait:      200 * time.Millisecond,
-		OnReady: func(ctx context.Context, _ *Server, cs *mcp.ClientSession) error {
+		OnReady: func(ctx context.Context, _ *Server, cs *mcp.ClientSession, _ RoundTrip) error {
 			_, err := cs.ListTools(ctx, nil)
 			return err
 		},

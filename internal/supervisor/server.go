@@ -53,10 +53,12 @@ type Options struct {
 	// aggregator uses it to receive that server's notifications. If nil, a
 	// plain client is used.
 	NewClient func(server string) *mcp.Client
-	// OnReady is called after every successful start with the new session,
-	// from the supervising goroutine, before the session is handed to
-	// callers. The aggregator lists the server's tools here.
-	OnReady func(ctx context.Context, s *Server, cs *mcp.ClientSession) error
+	// OnReady is called after every successful start with the new session
+	// and raw requests on its connection (as CallRaw, which waits for the
+	// start this is part of), from the supervising goroutine, before the
+	// session is handed to callers. The aggregator lists the server's tools
+	// here.
+	OnReady func(ctx context.Context, s *Server, cs *mcp.ClientSession, raw RoundTrip) error
 	// Redact, if set, is applied to every line of server output before it is
 	// logged or quoted in an error.
 	Redact func(string) string
@@ -330,7 +332,7 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 		close(inst.ended)
 	}()
 	if s.opts.OnReady != nil {
-		if err := s.opts.OnReady(cctx, s, cs); err != nil {
+		if err := s.opts.OnReady(cctx, s, cs, t.conn.roundTrip); err != nil {
 			s.stopProc(proc)
 			cs.Close()
 			return nil, withTail(err, proc.tail.last(5))

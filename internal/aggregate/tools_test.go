@@ -1,0 +1,153 @@
+package aggregate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
+)
+
+// onReady starts a real fixture server under a supervisor and runs check
+// with its fresh session and raw round trip, as Sync gets them.
+func onReady(t *testing.T, fx fixture.Options, check func(ctx context.Context, cs *mcp.ClientSession, raw RoundTrip)) {
+	t.Helper()
+	argv, env := fixture.Command(fx)
+	envs := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		envs[k] = v
+	}
+	ran := make(chan struct{})
+	s := supervisor.New(catalog.ServerSpec{Name: "fx", Kind: catalog.KindLocal, Command: argv, Env: envs}, supervisor.Options{
+		Logger: zerolog.Nop(),
+		OnReady: func(ctx context.Context, _ *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
+			defer close(ran)
+			check(ctx, cs, RoundTrip(raw))
+			return nil
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := s.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	<-ran
+}
+
+// asJSON is v encoded and decoded again into generic values, so that a tool
+// whose schema is bytes and one whose schema is maps compare by meaning.
+func asJSON(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestListToolsRawMatchesTheSDKClient: the raw lister gives the tools the
+// SDK client gives, pages followed, with each schema kept as the server's
+// bytes; a schema the SDK refuses in AddTool (the loose tool) included.
+func TestListToolsRawMatchesTheSDKClient(t *testing.T) {
+	onReady(t, fixture.Options{ExtraTools: []string{"x1", "x2"}, BadSchema: true, PageSize: 3}, func(ctx context.Context, cs *mcp.ClientSession, raw RoundTrip) {
+		got, ok := listToolsRaw(ctx, raw)
+		if !ok {
+			t.Fatal("the raw lister declined a plain fixture")
+		}
+		want, err := collect(cs.Tools(ctx, nil), "tools")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(want) < 7 {
+			t.Fatalf("the SDK client listed %d tools; want several pages of 3", len(want))
+		}
+		if !reflect.DeepEqual(asJSON(t, got), asJSON(t, want)) {
+			t.Errorf("raw listing differs from the SDK client's:\n raw %s\n sdk %s", asJSON(t, got), asJSON(t, want))
+		}
+		for _, tool := range got {
+			if _, isRaw := tool.InputSchema.(json.RawMessage); !isRaw {
+				t.Errorf("tool %s: input schema is %T, want the server's bytes", tool.Name, tool.InputSchema)
+			}
+		}
+	})
+}
+
+// TestListToolsDefersHeaderAnnotationsToTheSDK: a listing that mentions
+// x-mcp-header is left to the SDK client, which drops tools whose annotation
+// is invalid; listTools then gives what the client gives.
+func TestListToolsDefersHeaderAnnotationsToTheSDK(t *testing.T) {
+	onReady(t, fixture.Options{Tools: []string{"echo"}, HeaderTools: true}, func(ctx context.Context, cs *mcp.ClientSession, raw RoundTrip) {
+		if _, ok := listToolsRaw(ctx, raw); ok {
+			t.Error("the raw lister took a listing with x-mcp-header annotations")
+		}
+		tools, err := listTools(ctx, cs, cs.InitializeResult().Capabilities, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tool := range tools {
+			names = append(names, tool.Name)
+		}
+		if want := []string{"echo", fixture.HeaderOKTool}; !reflect.DeepEqual(names, want) {
+			t.Errorf("tools = %v, want %v (%s dropped, as the SDK client does)", names, want, fixture.HeaderBadTool)
+		}
+	})
+}
+
+// TestListToolsRawDeclines covers the answers the raw lister leaves to the
+// SDK client, byte patterns a fixture does not produce: each page here is
+// what a server could send.
+func TestListToolsRawDeclines(t *testing.T) {
+	pages := func(results ...string) RoundTrip {
+		i := 0
+		return func(_ context.Context, method string, _ json.RawMessage) (json.RawMessage, error) {
+			if method != "tools/list" || i >= len(results) {
+				return nil, errors.New("unexpected request")
+			}
+			i++
+			return json.RawMessage(results[i-1]), nil
+		}
+	}
+	deep := `{"tools":[{"name":"d","inputSchema":` + strings.Repeat(`{"a":`, 1001) + `1` + strings.Repeat(`}`, 1001) + `}]}`
+	for name, rt := range map[string]RoundTrip{
+		"an error": func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+			return nil, errors.New("boom")
+		},
+		"an escape that could spell x-mcp-header": pages(`{"tools":[{"name":"e","inputSchema":{"type":"object","properties":{"a":{"type":"object","x-mcp-head\u0065r":"A"}}}}]}`),
+		"nesting deeper than the SDK decodes":     pages(deep),
+		"a cursor that repeats":                   pages(`{"tools":[],"nextCursor":"c"}`, `{"tools":[],"nextCursor":"c"}`),
+		"invalid JSON":                            pages(`{"tools":[`),
+		"a tools member that is not a list":       pages(`{"tools":{}}`),
+		"data after the result":                   pages(`{"tools":[]} {}`),
+	} {
+		if _, ok := listToolsRaw(context.Background(), rt); ok {
+			t.Errorf("%s: the raw lister took it", name)
+		}
+	}
+	got, ok := listToolsRaw(context.Background(), pages(
+		`{"tools":[null,{"name":"a","inputSchema":{"type":"object"},"outputSchema":null}],"nextCursor":"p2"}`,
+		`{"tools":[{"name":"b","inputSchema":{"type":"object","properties":{"n":{"type":"integer","maximum":10000000000000000001}}}}]}`))
+	if !ok || len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" || got[0].OutputSchema != nil {
+		t.Fatalf("two pages with a null tool: %v, %v", got, ok)
+	}
+	// Kept as sent: decoding into maps would round the number.
+	if s := string(got[1].InputSchema.(json.RawMessage)); !strings.Contains(s, "10000000000000000001") {
+		t.Errorf("schema = %s, want the number as sent", s)
+	}
+}
