@@ -4,15 +4,16 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
 // TestListingKeepsTheSDKClientsToolFilter: the gateway lists its servers'
-// tools with raw requests, but a server's tool whose x-mcp-header annotation
-// is invalid is still left out, as the go-sdk client leaves it out; pages are
-// followed. The merged list is read as bytes: a Go SDK client would drop the
+// tools with raw requests (schemas served as sent), but a server's tool whose
+// x-mcp-header annotation is invalid is still left out, as the go-sdk client
+// leaves it out; pages are followed. The merged list is read as bytes: a Go SDK client would drop the
 // tool on its own side and hide a gateway that did not.
 func TestListingKeepsTheSDKClientsToolFilter(t *testing.T) {
 	url, token, _ := inProcessGatewayOf(t, testSettings(t, defaultMaxSessions), io.Discard,
@@ -25,7 +26,8 @@ func TestListingKeepsTheSDKClientsToolFilter(t *testing.T) {
 	body := replies[0].Result
 	var page struct {
 		Tools []struct {
-			Name string `json:"name"`
+			Name        string          `json:"name"`
+			InputSchema json.RawMessage `json:"inputSchema"`
 		} `json:"tools"`
 	}
 	if err := json.Unmarshal(body, &page); err != nil {
@@ -34,6 +36,16 @@ func TestListingKeepsTheSDKClientsToolFilter(t *testing.T) {
 	got := map[string]bool{}
 	for _, tool := range page.Tools {
 		got[tool.Name] = true
+		// Listed raw, a schema is served as the server wrote it (the go-sdk
+		// writes "type" first); decoded into maps on the way, as the hdr
+		// server's are, its keys come out sorted.
+		raw := strings.HasPrefix(string(tool.InputSchema), `{"type":"object",`)
+		if tool.Name == "sleep" && !raw {
+			t.Errorf("sleep's input schema is served as %s, want it as the server sent it (type first)", tool.InputSchema)
+		}
+		if tool.Name == "echo" && raw {
+			t.Errorf("echo's input schema is served as %s: listed raw, though its server's listing mentions x-mcp-header", tool.InputSchema)
+		}
 	}
 	for _, want := range []string{"echo", fixture.HeaderOKTool, "sleep", "fail", "pid", "x1", "x2"} {
 		if !got[want] {

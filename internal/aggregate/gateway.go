@@ -82,6 +82,7 @@ type Gateway struct {
 	upstreams     map[string]Upstream
 	clients       map[string]*mcp.Client // per server, for roots
 	caps          map[string]*mcp.ServerCapabilities
+	raws          map[string]rawConn // per server, its latest start's
 	tools         *named[*mcp.Tool]
 	prompts       *named[*mcp.Prompt]
 	res           *resourceSet
@@ -123,6 +124,7 @@ func New(opts Options) *Gateway {
 		upstreams: make(map[string]Upstream),
 		clients:   make(map[string]*mcp.Client),
 		caps:      make(map[string]*mcp.ServerCapabilities),
+		raws:      make(map[string]rawConn),
 		tools: newNamed(func(t *mcp.Tool) string { return t.Name },
 			func(t *mcp.Tool, name string) *mcp.Tool { c := *t; c.Name = name; return &c }),
 		prompts: newNamed(func(p *mcp.Prompt) string { return p.Name },
@@ -267,6 +269,7 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 		}
 	}
 	g.caps[server] = caps
+	g.raws[server] = rawConn{cs, raw}
 	g.tools.perServer[server] = tools
 	g.rebuildLocked(true, false, false)
 	g.mu.Unlock()
@@ -292,6 +295,26 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	// Resubscribe what agents subscribed to before the restart, and push
 	// the sessions' roots; both are lost with the old process.
 	g.restore(ctx, server, cs)
+	return nil
+}
+
+// rawConn is a server's session with the raw round trip on its connection,
+// so that a re-listing after list_changed lists as the start did (tools
+// listed raw keep their schemas as bytes; listed through the SDK, as maps,
+// and the two never compare equal).
+type rawConn struct {
+	cs  *mcp.ClientSession
+	raw RoundTrip
+}
+
+// rawFor returns the raw round trip of server's session cs, or nil (a
+// remote, or a session a restart has replaced).
+func (g *Gateway) rawFor(server string, cs *mcp.ClientSession) RoundTrip {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if rc := g.raws[server]; rc.cs == cs {
+		return rc.raw
+	}
 	return nil
 }
 

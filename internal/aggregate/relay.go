@@ -353,7 +353,7 @@ func (g *Gateway) relist(server string, cs *mcp.ClientSession, kind string) {
 		switch kind {
 		case "tools":
 			var tools []*mcp.Tool
-			if tools, err = listTools(ctx, cs, caps, nil); err == nil {
+			if tools, err = listTools(ctx, cs, caps, g.rawFor(server, cs)); err == nil {
 				g.mu.Lock()
 				g.tools.perServer[server] = tools
 				g.rebuildLocked(true, false, false)

@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,18 +45,23 @@ type rawTool struct {
 	OutputSchema json.RawMessage `json:"outputSchema"`
 }
 
+// rawListTimeout bounds the raw attempt at a listing: a server that does
+// not answer requests with string ids (which JSON-RPC requires it to) would
+// otherwise hold its start until the handshake timeout. The SDK client then
+// lists with the start's own deadline.
+const rawListTimeout = 5 * time.Second
+
 // listToolsRaw lists tools as the SDK client does, without what a gateway
 // does not need: the client decodes every schema into maps and encodes it
 // again to check x-mcp-header annotations, a third of the gateway's CPU
 // from launch to ready at 64 servers (issue 6); here a schema stays the
 // bytes the server sent (and is served so). It reports false, having
 // changed nothing, for anything it does not take exactly as the SDK client
-// would: an error of any kind, a result nested deeper than the SDK decodes,
-// one that mentions x-mcp-header or has \u escapes (which could spell it in
-// a key: the client then drops tools whose annotations are invalid), or one
-// the decoder refuses. The caller then lists through the SDK, which owns
-// the outcome.
+// would (see rawListable), or that fails in any way. The caller then lists
+// through the SDK, which owns the outcome.
 func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, bool) {
+	ctx, cancel := context.WithTimeout(ctx, rawListTimeout)
+	defer cancel()
 	var tools []*mcp.Tool
 	seen := make(map[string]bool) // cursors: a server that loops would never end
 	cursor := ""
@@ -69,13 +77,14 @@ func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, bool) {
 			params = b
 		}
 		res, err := raw(ctx, "tools/list", params)
-		if err != nil || !jsonlimit.DepthWithin(res, jsonlimit.MaxDepth) ||
-			bytes.Contains(res, []byte("x-mcp-header")) || bytes.Contains(res, []byte(`\u`)) {
+		if err != nil || !rawListable(res) {
 			return nil, false
 		}
+		// Decoded as the SDK client decodes a result, the tools' schemas
+		// aside: a member of the wrong type anywhere declines.
 		var page struct {
-			Tools      []*rawTool `json:"tools"`
-			NextCursor string     `json:"nextCursor"`
+			mcp.ListToolsResult
+			Tools []*rawTool `json:"tools"`
 		}
 		if rest, err := fastjson.Parse(res, &page, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(bytes.TrimSpace(rest)) != 0 {
 			return nil, false
@@ -97,6 +106,73 @@ func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, bool) {
 		seen[page.NextCursor] = true
 		cursor = page.NextCursor
 	}
+}
+
+// rawListable reports whether a tools/list result can be kept as bytes with
+// the same outcome as the SDK client's decoding into Go values: valid UTF-8
+// (decoding would replace bad bytes, and strict clients refuse them), nested
+// no deeper than the SDK decodes, no number a float64 cannot hold (the SDK
+// client fails such a listing), and no x-mcp-header key (the client drops
+// tools whose annotation is invalid), spelled out or with \u escapes.
+func rawListable(res []byte) bool {
+	return utf8.Valid(res) && jsonlimit.DepthWithin(res, jsonlimit.MaxDepth) &&
+		!bytes.Contains(res, []byte("x-mcp-header")) && !mayHideHeaderKey(res) && numbersFitFloat64(res)
+}
+
+// mayHideHeaderKey reports whether res has a \u escape of a character of
+// "x-mcp-header": only such an escape can spell that key other than
+// literally (no other JSON escape gives a letter or '-'). Escapes of other
+// characters (Python's json.dumps writes every non-ASCII one so) do not count.
+func mayHideHeaderKey(res []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(res[i:], []byte(`\u`))
+		if j < 0 {
+			return false
+		}
+		i += j + 2
+		if i+4 > len(res) {
+			return true // not valid JSON anyway
+		}
+		r, err := strconv.ParseUint(string(res[i:i+4]), 16, 16)
+		if err != nil || strings.ContainsRune("x-mcp-header", rune(r)) {
+			return true
+		}
+	}
+}
+
+// numbersFitFloat64 reports whether every number in res (outside strings)
+// parses as a float64, as decoding into an interface needs. Only numbers
+// with an exponent or hundreds of digits can fail.
+func numbersFitFloat64(res []byte) bool {
+	inString, escaped := false, false
+	for i := 0; i < len(res); i++ {
+		c := res[i]
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == '-' || '0' <= c && c <= '9':
+			j := i
+			for j < len(res) && strings.IndexByte("+-.eE0123456789", res[j]) >= 0 {
+				j++
+			}
+			if tok := res[i:j]; bytes.ContainsAny(tok, "eE") || len(tok) > 300 {
+				if _, err := strconv.ParseFloat(string(tok), 64); err != nil {
+					return false
+				}
+			}
+			i = j - 1
+		}
+	}
+	return true
 }
 
 // schema is a listed schema as Tool holds it: nil when absent or null, as

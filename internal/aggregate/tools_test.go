@@ -135,6 +135,9 @@ func TestListToolsRawDeclines(t *testing.T) {
 		"invalid JSON":                            pages(`{"tools":[`),
 		"a tools member that is not a list":       pages(`{"tools":{}}`),
 		"data after the result":                   pages(`{"tools":[]} {}`),
+		"a number a float64 cannot hold":          pages(`{"tools":[{"name":"n","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1e400}}}}]}`),
+		"invalid UTF-8":                           pages("{\"tools\":[{\"name\":\"n\",\"inputSchema\":{\"type\":\"object\",\"description\":\"caf\xe9\"}}]}"),
+		"a result member of the wrong type":       pages(`{"tools":[],"_meta":5}`),
 	} {
 		if _, ok := listToolsRaw(context.Background(), rt); ok {
 			t.Errorf("%s: the raw lister took it", name)
@@ -146,8 +149,31 @@ func TestListToolsRawDeclines(t *testing.T) {
 	if !ok || len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" || got[0].OutputSchema != nil {
 		t.Fatalf("two pages with a null tool: %v, %v", got, ok)
 	}
+	// Escapes of characters outside "x-mcp-header" (Python writes every
+	// non-ASCII one so) are taken.
+	got2, ok := listToolsRaw(context.Background(), pages(`{"tools":[{"name":"caf\u00e9","description":"\u00e9t\u00e9 \ud83d\ude00","inputSchema":{"type":"object"}}]}`))
+	if !ok || len(got2) != 1 || got2[0].Name != "café" || got2[0].Description != "été 😀" {
+		t.Errorf("a listing with non-ASCII escapes: %v, %v", got2, ok)
+	}
 	// Kept as sent: decoding into maps would round the number.
 	if s := string(got[1].InputSchema.(json.RawMessage)); !strings.Contains(s, "10000000000000000001") {
 		t.Errorf("schema = %s, want the number as sent", s)
 	}
+}
+
+// TestListToolsFallsBackWhenRawGoesUnanswered: a server that never answers
+// the raw request (one that ignores string ids) still gets its tools listed,
+// through the SDK client, within the start's own deadline.
+func TestListToolsFallsBackWhenRawGoesUnanswered(t *testing.T) {
+	onReady(t, fixture.Options{Tools: []string{"echo", "sleep"}}, func(ctx context.Context, cs *mcp.ClientSession, _ RoundTrip) {
+		silent := func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}
+		began := time.Now()
+		tools, err := listTools(ctx, cs, cs.InitializeResult().Capabilities, silent)
+		if err != nil || len(tools) != 2 {
+			t.Fatalf("tools = %v, %v after %s; want echo and sleep through the SDK client", tools, err, time.Since(began))
+		}
+	})
 }
