@@ -24,12 +24,66 @@ func listTools(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapab
 	if caps.Tools == nil {
 		return nil, nil
 	}
-	if raw != nil {
-		if tools, ok := listToolsRaw(ctx, raw); ok {
-			return tools, nil
+	sdk := func(ctx context.Context) ([]*mcp.Tool, error) { return collect(cs.Tools(ctx, nil), "tools") }
+	if raw == nil {
+		return sdk(ctx)
+	}
+	return firstListing(ctx, rawListPatience, func(ctx context.Context) ([]*mcp.Tool, bool) { return listToolsRaw(ctx, raw) }, sdk)
+}
+
+// rawListPatience is how long a raw listing runs alone. A server that does
+// not answer requests with string ids (JSON-RPC requires it to) would hold
+// its start until the handshake timeout, and one that takes long to list
+// would be asked twice in a row: after this, the SDK client lists too, and
+// the first complete listing wins.
+const rawListPatience = 5 * time.Second
+
+// firstListing runs the raw listing, and the SDK's if the raw one declines,
+// or alongside it once patience has passed; it returns the first complete
+// listing (the SDK's outcome when the raw one declines) and ends the other.
+func firstListing(ctx context.Context, patience time.Duration,
+	raw func(context.Context) ([]*mcp.Tool, bool), sdk func(context.Context) ([]*mcp.Tool, error)) ([]*mcp.Tool, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the listing still running, upstream too (notifications/cancelled)
+	type listing struct {
+		tools []*mcp.Tool
+		ok    bool
+		err   error
+	}
+	rawc, sdkc := make(chan listing, 1), make(chan listing, 1)
+	go func() {
+		tools, ok := raw(ctx)
+		rawc <- listing{tools: tools, ok: ok}
+	}()
+	startSDK := func() {
+		go func() {
+			tools, err := sdk(ctx)
+			sdkc <- listing{tools: tools, err: err}
+		}()
+	}
+	patient := time.NewTimer(patience)
+	defer patient.Stop()
+	sdkStarted := false
+	for {
+		select {
+		case l := <-rawc:
+			if l.ok {
+				return l.tools, nil
+			}
+			rawc = nil // declined: the SDK client's listing decides
+			if !sdkStarted {
+				sdkStarted = true
+				startSDK()
+			}
+		case <-patient.C:
+			if !sdkStarted {
+				sdkStarted = true
+				startSDK()
+			}
+		case l := <-sdkc:
+			return l.tools, l.err
 		}
 	}
-	return collect(cs.Tools(ctx, nil), "tools")
 }
 
 // RoundTrip sends one request with raw JSON params on an upstream's
@@ -45,12 +99,6 @@ type rawTool struct {
 	OutputSchema json.RawMessage `json:"outputSchema"`
 }
 
-// rawListTimeout bounds the raw attempt at a listing: a server that does
-// not answer requests with string ids (which JSON-RPC requires it to) would
-// otherwise hold its start until the handshake timeout. The SDK client then
-// lists with the start's own deadline.
-const rawListTimeout = 5 * time.Second
-
 // listToolsRaw lists tools as the SDK client does, without what a gateway
 // does not need: the client decodes every schema into maps and encodes it
 // again to check x-mcp-header annotations, a third of the gateway's CPU
@@ -60,8 +108,6 @@ const rawListTimeout = 5 * time.Second
 // would (see rawListable), or that fails in any way. The caller then lists
 // through the SDK, which owns the outcome.
 func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, bool) {
-	ctx, cancel := context.WithTimeout(ctx, rawListTimeout)
-	defer cancel()
 	var tools []*mcp.Tool
 	seen := make(map[string]bool) // cursors: a server that loops would never end
 	cursor := ""
@@ -112,30 +158,47 @@ func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, bool) {
 // the same outcome as the SDK client's decoding into Go values: valid UTF-8
 // (decoding would replace bad bytes, and strict clients refuse them), nested
 // no deeper than the SDK decodes, no number a float64 cannot hold (the SDK
-// client fails such a listing), and no x-mcp-header key (the client drops
-// tools whose annotation is invalid), spelled out or with \u escapes.
+// client fails such a listing), no x-mcp-header key (the client drops
+// tools whose annotation is invalid), spelled out or with \u escapes, and
+// no lone surrogate escape.
 func rawListable(res []byte) bool {
 	return utf8.Valid(res) && jsonlimit.DepthWithin(res, jsonlimit.MaxDepth) &&
-		!bytes.Contains(res, []byte("x-mcp-header")) && !mayHideHeaderKey(res) && numbersFitFloat64(res)
+		!bytes.Contains(res, []byte("x-mcp-header")) && !escapesChangeMeaning(res) && numbersFitFloat64(res)
 }
 
-// mayHideHeaderKey reports whether res has a \u escape of a character of
-// "x-mcp-header": only such an escape can spell that key other than
-// literally (no other JSON escape gives a letter or '-'). Escapes of other
-// characters (Python's json.dumps writes every non-ASCII one so) do not count.
-func mayHideHeaderKey(res []byte) bool {
+// escapesChangeMeaning reports whether res has a \u escape that decoding
+// would treat specially: one of a character of "x-mcp-header" (only such an
+// escape can spell that key other than literally: no other JSON escape gives
+// a letter or '-'), or a surrogate that is not half of a pair (decoding gives
+// U+FFFD; passed on as sent, strict clients refuse the page). Other escapes
+// (Python's json.dumps writes every non-ASCII character so) do not count.
+func escapesChangeMeaning(res []byte) bool {
+	escape := func(i int) (rune, bool) { // the \uXXXX at res[i:], if any
+		if i+6 > len(res) || res[i] != '\\' || res[i+1] != 'u' {
+			return 0, false
+		}
+		r, err := strconv.ParseUint(string(res[i+2:i+6]), 16, 16)
+		return rune(r), err == nil
+	}
 	for i := 0; ; {
 		j := bytes.Index(res[i:], []byte(`\u`))
 		if j < 0 {
 			return false
 		}
-		i += j + 2
-		if i+4 > len(res) {
-			return true // not valid JSON anyway
-		}
-		r, err := strconv.ParseUint(string(res[i:i+4]), 16, 16)
-		if err != nil || strings.ContainsRune("x-mcp-header", rune(r)) {
+		i += j
+		r, ok := escape(i)
+		switch {
+		case !ok || strings.ContainsRune("x-mcp-header", r):
 			return true
+		case 0xD800 <= r && r < 0xDC00: // high surrogate: a low one must follow
+			if lo, ok := escape(i + 6); !ok || lo < 0xDC00 || lo > 0xDFFF {
+				return true
+			}
+			i += 12
+		case 0xDC00 <= r && r <= 0xDFFF: // a low surrogate without its high one
+			return true
+		default:
+			i += 6
 		}
 	}
 }

@@ -138,6 +138,9 @@ func TestListToolsRawDeclines(t *testing.T) {
 		"a number a float64 cannot hold":          pages(`{"tools":[{"name":"n","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1e400}}}}]}`),
 		"invalid UTF-8":                           pages("{\"tools\":[{\"name\":\"n\",\"inputSchema\":{\"type\":\"object\",\"description\":\"caf\xe9\"}}]}"),
 		"a result member of the wrong type":       pages(`{"tools":[],"_meta":5}`),
+		"a lone high surrogate":                   pages(`{"tools":[{"name":"a","inputSchema":{"type":"object","description":"x\ud800y"}}]}`),
+		"a high surrogate before another escape":  pages(`{"tools":[{"name":"a","description":"\ud800\u00e9"}]}`),
+		"a lone low surrogate":                    pages(`{"tools":[{"name":"a","description":"\udc00"}]}`),
 	} {
 		if _, ok := listToolsRaw(context.Background(), rt); ok {
 			t.Errorf("%s: the raw lister took it", name)
@@ -176,4 +179,76 @@ func TestListToolsFallsBackWhenRawGoesUnanswered(t *testing.T) {
 			t.Fatalf("tools = %v, %v after %s; want echo and sleep through the SDK client", tools, err, time.Since(began))
 		}
 	})
+}
+
+// TestFirstListing: the raw listing alone first; the SDK client's when the
+// raw one declines, or alongside it once patience has passed; the first
+// complete listing wins and the other is ended.
+func TestFirstListing(t *testing.T) {
+	const patience = 50 * time.Millisecond
+	rawTools, sdkTools := []*mcp.Tool{{Name: "raw"}}, []*mcp.Tool{{Name: "sdk"}}
+	after := func(d time.Duration, ok bool, ended chan<- struct{}) func(context.Context) ([]*mcp.Tool, bool) {
+		return func(ctx context.Context) ([]*mcp.Tool, bool) {
+			select {
+			case <-time.After(d):
+				return rawTools, ok
+			case <-ctx.Done():
+				close(ended)
+				return nil, false
+			}
+		}
+	}
+	sdkAfter := func(d time.Duration, called, ended chan<- struct{}) func(context.Context) ([]*mcp.Tool, error) {
+		return func(ctx context.Context) ([]*mcp.Tool, error) {
+			close(called)
+			select {
+			case <-time.After(d):
+				return sdkTools, nil
+			case <-ctx.Done():
+				close(ended)
+				return nil, ctx.Err()
+			}
+		}
+	}
+	for _, c := range []struct {
+		name      string
+		rawIn     time.Duration
+		rawOK     bool
+		sdkIn     time.Duration
+		want      string
+		sdkCalled bool // the SDK client was asked
+		rawEnded  bool // the raw listing was ended unfinished
+		sdkEnded  bool // the SDK client's listing was ended unfinished
+	}{
+		{"raw answers in time", 0, true, 0, "raw", false, false, false},
+		{"raw declines", 0, false, 0, "sdk", true, false, false},
+		{"raw is silent", time.Hour, true, 0, "sdk", true, true, false},
+		{"raw answers late, before the SDK", 2 * patience, true, time.Hour, "raw", true, false, true},
+		{"raw declines late, the SDK decides", 2 * patience, false, 4 * patience, "sdk", true, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rawEnded, sdkCalled, sdkEnded := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			got, err := firstListing(context.Background(), patience, after(c.rawIn, c.rawOK, rawEnded), sdkAfter(c.sdkIn, sdkCalled, sdkEnded))
+			if err != nil || len(got) != 1 || got[0].Name != c.want {
+				t.Fatalf("listing = %v, %v; want the %s one", got, err, c.want)
+			}
+			closedSoon := func(ch chan struct{}) bool {
+				select {
+				case <-ch:
+					return true
+				case <-time.After(time.Second):
+					return false
+				}
+			}
+			if c.sdkCalled != closedSoon(sdkCalled) {
+				t.Errorf("SDK listing asked: %v, want %v", !c.sdkCalled, c.sdkCalled)
+			}
+			if c.rawEnded && !closedSoon(rawEnded) {
+				t.Error("the silent raw listing was not ended")
+			}
+			if c.sdkEnded && !closedSoon(sdkEnded) {
+				t.Error("the SDK listing was not ended when the raw one won")
+			}
+		})
+	}
 }
