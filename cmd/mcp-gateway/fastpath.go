@@ -74,6 +74,9 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	if msg.Method == "tools/list" {
+		if f.ending(sid) {
+			return false // closed or being closed: the SDK answers (404 once it is gone)
+		}
 		return f.list(w, msg)
 	}
 	return f.call(w, r, ss, sid, msg)
@@ -156,6 +159,16 @@ func (f *fastPath) cancel(w http.ResponseWriter, sid string, msg *rpcMessage) bo
 	stop()
 	w.WriteHeader(http.StatusAccepted)
 	return true
+}
+
+// ending reports whether session id was closed by sessionLimit (DELETE or
+// eviction). The session index may still hold it for a moment after the SDK
+// dropped it.
+func (f *fastPath) ending(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.ended[id]
+	return ok
 }
 
 // endSession cancels the fast-path calls of a session that was closed, as

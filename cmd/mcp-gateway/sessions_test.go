@@ -74,11 +74,15 @@ func TestSessionIndexFollowsSessions(t *testing.T) {
 	if err := sessions[0].Close(); err != nil { // DELETE
 		t.Fatal(err)
 	}
+	// At once, before the index may have forgotten it: the SDK's 404.
+	closed := &rawSession{t: t, url: url, token: token, id: gone, client: http.DefaultClient}
+	if code, _, _ := closed.post(`{"jsonrpc":"2.0","id":6,"method":"tools/list"}`); code != http.StatusNotFound {
+		t.Errorf("tools/list on the closed session: HTTP %d, want 404", code)
+	}
 	waitFor(t, 10*time.Second, "the closed session to leave the index", func() bool { return index.len() == 2 })
 	if ss := index.lookup(gone); ss != nil {
 		t.Errorf("lookup of the closed session = %v, want nil", ss)
 	}
-	closed := &rawSession{t: t, url: url, token: token, id: gone, client: http.DefaultClient}
 	if code, _, _ := closed.post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`); code != http.StatusNotFound {
 		t.Errorf("tools/call on the closed session: HTTP %d, want 404", code)
 	}
