@@ -96,7 +96,7 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 		NewClient:    g.agg.NewClient,
 		Intercept:    g.agg.Intercept,
 		OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
-			return g.agg.Sync(ctx, s.Name(), cs, aggregate.RoundTrip(raw))
+			return g.agg.Sync(ctx, s.Name(), cs, raw)
 		},
 		Redact:        red.String,
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: set.MaxBackoff},

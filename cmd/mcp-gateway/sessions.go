@@ -292,7 +292,7 @@ func (x *sessionIndex) lookup(id string) *mcp.ServerSession {
 	if ss != nil {
 		return ss
 	}
-	if ss = x.scan(id); ss == nil || id == "" {
+	if ss = x.scan(id); ss == nil {
 		return ss
 	}
 	x.mu.Lock()

@@ -66,7 +66,7 @@ func startGateway(t *testing.T, servers map[string]fixture.Options) (url string,
 			NewClient: g.NewClient,
 			Intercept: g.Intercept,
 			OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
-				return g.Sync(ctx, s.Name(), cs, aggregate.RoundTrip(raw))
+				return g.Sync(ctx, s.Name(), cs, raw)
 			},
 		})
 		g.Add(s)

@@ -50,20 +50,23 @@ func firstListing(ctx context.Context, patience time.Duration,
 		ok    bool
 		err   error
 	}
-	rawc, sdkc := make(chan listing, 1), make(chan listing, 1)
+	rawc := make(chan listing, 1)
 	go func() {
 		tools, ok := raw(ctx)
 		rawc <- listing{tools: tools, ok: ok}
 	}()
+	var sdkc chan listing // nil, never ready, until the SDK client lists
 	startSDK := func() {
-		go func() {
-			tools, err := sdk(ctx)
-			sdkc <- listing{tools: tools, err: err}
-		}()
+		if sdkc == nil {
+			sdkc = make(chan listing, 1)
+			go func() {
+				tools, err := sdk(ctx)
+				sdkc <- listing{tools: tools, err: err}
+			}()
+		}
 	}
 	patient := time.NewTimer(patience)
 	defer patient.Stop()
-	sdkStarted := false
 	for {
 		select {
 		case l := <-rawc:
@@ -71,15 +74,9 @@ func firstListing(ctx context.Context, patience time.Duration,
 				return l.tools, nil
 			}
 			rawc = nil // declined: the SDK client's listing decides
-			if !sdkStarted {
-				sdkStarted = true
-				startSDK()
-			}
+			startSDK()
 		case <-patient.C:
-			if !sdkStarted {
-				sdkStarted = true
-				startSDK()
-			}
+			startSDK()
 		case l := <-sdkc:
 			return l.tools, l.err
 		}
@@ -87,9 +84,10 @@ func firstListing(ctx context.Context, patience time.Duration,
 }
 
 // RoundTrip sends one request with raw JSON params on an upstream's
-// connection and returns the raw result (supervisor.Server's, for stdio
-// servers).
-type RoundTrip func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+// connection and returns the raw result (supervisor.RoundTrip, for stdio
+// servers: the same type, declared here so that aggregate does not depend
+// on supervisor).
+type RoundTrip = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 // rawTool is a tool as listed, its schemas kept as the bytes the server
 // sent: the outer fields shadow the embedded Tool's of the same name.

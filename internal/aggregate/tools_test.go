@@ -32,7 +32,7 @@ func onReady(t *testing.T, fx fixture.Options, check func(ctx context.Context, c
 		Logger: zerolog.Nop(),
 		OnReady: func(ctx context.Context, _ *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
 			defer close(ran)
-			check(ctx, cs, RoundTrip(raw))
+			check(ctx, cs, raw)
 			return nil
 		},
 	})

@@ -93,7 +93,7 @@ func (r *rawCalls) end(err error) {
 
 // RoundTrip sends one request with raw JSON params and returns the raw
 // result: a server's connection, past the SDK's client session.
-type RoundTrip func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+type RoundTrip = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 // roundTrip sends one request with raw params and waits for its response.
 // When ctx ends first, the server is told with notifications/cancelled, as
