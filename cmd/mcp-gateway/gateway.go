@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
-	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -20,6 +16,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/auth"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+	"github.com/mcp-gateway/mcp-gateway/internal/endpoint"
 	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
 )
@@ -28,17 +25,13 @@ import (
 // HTTP endpoint. Its life is run: start, report ready, serve until the
 // context ends, stop everything.
 type gateway struct {
-	set      *settings
-	log      zerolog.Logger
-	token    string
-	agg      *aggregate.Gateway
-	servers  []upstream
-	ready    atomic.Bool
-	stopping atomic.Bool
-	trim     memTrimmer
-	sessions *sessionLimit // set by handler
-	fast     *fastPath     // set by handler
-	lane     *lane         // set by handler
+	set     *settings
+	log     zerolog.Logger
+	token   string
+	agg     *aggregate.Gateway
+	servers []upstream
+	trim    memTrimmer
+	ep      *endpoint.Endpoint // set by run; nil in stdio mode
 }
 
 // upstream is one server as the gateway runs it: a stdio child under a
@@ -82,7 +75,7 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 	if set.auditOut != nil {
 		audit = log.Output(set.auditOut)
 	}
-	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: auditLog(audit)})
+	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: endpoint.AuditLog(audit)})
 	secrets := []string{token}
 	for _, sp := range specs {
 		secrets = append(secrets, sp.Secrets()...)
@@ -143,25 +136,33 @@ func (g *gateway) open(ctx context.Context) (tools int, err error) {
 	}
 	g.agg.Open()
 	g.set.applyProcs()
-	g.ready.Store(true)
+	if g.ep != nil {
+		g.ep.SetReady()
+	}
 	_, tools = g.agg.ToolCount()
 	return tools, nil
 }
 
 func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary)) error {
 	began := time.Now()
-	srv := g.set.Limits.server(g.handler())
-	srv.Handler = g.lane.takeover(srv.Handler)
+	g.ep = endpoint.New(g.agg, g.token, endpoint.Options{
+		Logger:      g.log,
+		Limits:      g.set.Limits,
+		MaxSessions: g.set.MaxSessions,
+		Servers:     g.statuses,
+		OnRequest:   g.trim.seen,
+	})
 	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(g.lane.listener(ln)) }()
+	go func() { serveErr <- g.ep.Serve(ln) }()
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	g.runServers(runCtx, &wg)
 	wg.Go(func() { g.trim.run(runCtx) })
 	stop := func() {
-		g.stopping.Store(true)
-		g.shutdown(srv)
+		shutCtx, shutCancel := context.WithTimeout(context.Background(), g.set.ShutdownGrace)
+		g.ep.Shutdown(shutCtx)
+		shutCancel()
 		cancel()
 		wg.Wait()
 		g.log.Info().Msg("gateway stopped")
@@ -237,134 +238,11 @@ func (g *gateway) timeoutError(ctx context.Context) error {
 		g.set.StartupTimeout, strings.Join(pending, ", "))
 }
 
-// shutdown stops accepting requests and ends every session. Open GET
-// streams never go idle, so sessions are closed before the server waits.
-func (g *gateway) shutdown(srv *http.Server) {
-	ctx, cancel := context.WithTimeout(context.Background(), g.set.ShutdownGrace)
-	defer cancel()
-	done := make(chan struct{})
-	go func() {
-		var both sync.WaitGroup
-		both.Go(func() { _ = srv.Shutdown(ctx) })
-		both.Go(func() { g.lane.close(ctx) })
-		both.Wait()
-		close(done)
-	}()
-	// ServerSession.Close waits for the session's running handlers, and a
-	// tool call runs until its server answers, which may be never until
-	// the servers are stopped after this: close concurrently, and wait no
-	// longer than the grace period.
-	var closing sync.WaitGroup
-	for ss := range g.agg.Server().Sessions() {
-		closing.Go(func() { ss.Close() })
+// statuses lists every server's state, for /health.
+func (g *gateway) statuses() []supervisor.Status {
+	out := make([]supervisor.Status, len(g.servers))
+	for i, s := range g.servers {
+		out[i] = s.Status()
 	}
-	closed := make(chan struct{})
-	go func() {
-		closing.Wait()
-		close(closed)
-	}()
-	select {
-	case <-closed:
-	case <-ctx.Done():
-	}
-	select {
-	case <-done:
-	case <-ctx.Done():
-		srv.Close()
-	}
-}
-
-func (g *gateway) handler() http.Handler {
-	// No SessionTimeout: sessions are bounded by count (sessions.go), never
-	// closed for idleness, so they survive a paused sandbox.
-	g.sessions = newSessionLimit(g.set.MaxSessions, g.agg.Server(), g.log)
-	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.agg.Server() },
-		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: g.set.Limits.withDefaults().MaxBodyBytes})
-	fast := newFastPath(g)
-	g.fast = fast
-	g.sessions.closed = fast.endSession
-	// The chain of /mcp, around core: the token, readiness, then bodies
-	// read, bounded and checked as JSON-RPC (protocol.go), then session
-	// accounting, for the fast path (fastpath.go) and the SDK alike.
-	mcpChain := func(core http.HandlerFunc) http.Handler {
-		guarded := rpcGuard{limits: g.set.Limits, next: g.sessions.wrap(core)}
-		return auth.Bearer(g.token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			g.trim.seen()
-			if !g.ready.Load() || g.stopping.Load() {
-				w.Header().Set("Content-Type", "application/json")
-				w.Header().Set("Retry-After", "1")
-				w.WriteHeader(http.StatusServiceUnavailable)
-				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"mcp-gateway is starting or stopping; retry shortly"}}` + "\n"))
-				return
-			}
-			guarded.ServeHTTP(w, r)
-		}))
-	}
-	// The lane (lane.go) runs the same chain with the fast path alone: what
-	// the fast path declines goes back to net/http, and to the SDK.
-	g.lane = newLane(mcpChain(func(w http.ResponseWriter, r *http.Request) { fast.serve(w, r) }), g.token, g.set.Limits, g.log)
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpChain(func(w http.ResponseWriter, r *http.Request) {
-		if !fast.serve(w, r) {
-			sdk.ServeHTTP(w, r)
-		}
-	}))
-	mux.HandleFunc("GET /health", g.health)
-	return mux
-}
-
-// auditLog writes one line per forwarded call: who called what, how long
-// it took, how it ended and how many bytes moved; never the values.
-func auditLog(log zerolog.Logger) func(aggregate.CallRecord) {
-	audit := log.With().Str("event", "call").Logger()
-	return func(r aggregate.CallRecord) {
-		ev := audit.Info()
-		if r.Outcome == "error" {
-			ev = audit.Warn().Str("error", r.Error)
-		}
-		ev.Str("session", r.Session).Str("server", r.Server).Str("tool", r.Tool).
-			Dur("duration", r.Duration).Str("outcome", r.Outcome).
-			Int("bytes_in", r.BytesIn).Int("bytes_out", r.BytesOut).Msg("tool call")
-	}
-}
-
-// health reports the gateway and each server without a token, so it says
-// nothing about config values or envs: names, states, counts.
-func (g *gateway) health(w http.ResponseWriter, r *http.Request) {
-	type server struct {
-		supervisor.Status
-		Tools int `json:"tools"`
-	}
-	perServer, total := g.agg.ToolCount()
-	body := struct {
-		Status  string   `json:"status"`
-		Servers []server `json:"servers"`
-		Tools   int      `json:"tools"`
-	}{Tools: total, Servers: []server{}}
-	degraded := false
-	for _, s := range g.servers {
-		st := s.Status()
-		if st.State != supervisor.StateReady {
-			degraded = true
-		}
-		body.Servers = append(body.Servers, server{Status: st, Tools: perServer[st.Name]})
-	}
-	slices.SortFunc(body.Servers, func(a, b server) int { return strings.Compare(a.Name, b.Name) })
-	code := http.StatusOK
-	switch {
-	case g.stopping.Load():
-		body.Status, code = "stopping", http.StatusServiceUnavailable
-	case !g.ready.Load():
-		body.Status, code = "starting", http.StatusServiceUnavailable
-	case degraded:
-		body.Status = "degraded"
-	default:
-		body.Status = "ok"
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(code)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(body)
+	return out
 }

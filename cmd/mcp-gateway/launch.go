@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/auth"
+	"github.com/mcp-gateway/mcp-gateway/internal/logfile"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
 )
 
@@ -81,7 +82,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 	if err := os.MkdirAll(dirOf(set.TokenFile), 0o700); err != nil {
 		return fmt.Errorf("write token file: %w", err)
 	}
-	logf, err := openLog(set.LogFile)
+	logf, err := logfile.Open(set.LogFile)
 	if err != nil {
 		return err
 	}
@@ -114,7 +115,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--max-backoff", set.MaxBackoff.String(),
 		"--procs", strconv.Itoa(set.Procs),
 	)
-	cmd.Args = append(cmd.Args, set.Limits.args()...)
+	cmd.Args = append(cmd.Args, limitArgs(set.Limits)...)
 	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)
 	cmd.Stdin = bootR
 	cmd.Stdout, cmd.Stderr = logf, logf
@@ -177,7 +178,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 	}
 	killSession(pid)
 	if fail == nil {
-		fail = fmt.Errorf("gateway exited during startup (%v); log %s says: %s", exitErr, set.LogFile, logTail(set.LogFile, 3))
+		fail = fmt.Errorf("gateway exited during startup (%v); log %s says: %s", exitErr, set.LogFile, logfile.Tail(set.LogFile, 3))
 	}
 	return fail
 }
@@ -225,34 +226,9 @@ func awaitStart(ctx context.Context, msgc <-chan readyMsg, tokenErr <-chan error
 	}
 }
 
-// openLog opens the log file for appending, creating its directory.
-func openLog(path string) (*os.File, error) {
-	if err := os.MkdirAll(dirOf(path), 0o755); err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("log file: %w", err)
-	}
-	return f, nil
-}
-
 func dirOf(path string) string {
 	if i := strings.LastIndexByte(path, '/'); i > 0 {
 		return path[:i]
 	}
 	return "."
-}
-
-// logTail returns the last n lines of the log, for a failure message.
-func logTail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "(unreadable)"
-	}
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, " | ")
 }

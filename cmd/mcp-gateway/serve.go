@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/auth"
+	"github.com/mcp-gateway/mcp-gateway/internal/logfile"
 )
 
 // runServe runs the gateway in the foreground: `mcp-gateway serve`. With
@@ -110,7 +111,7 @@ func runDaemon(ctx context.Context, set *settings) error {
 		readyW.Close()
 		readyW = nil
 	}
-	logw := newLogWriter(os.Stderr)
+	logw := logfile.NewWriter(os.Stderr)
 	defer logw.Close()
 	set.auditOut = logw
 	log, err := newLogger(os.Stderr, set.LogLevel)

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"time"
 
 	mcpgateway "github.com/mcp-gateway/mcp-gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+	"github.com/mcp-gateway/mcp-gateway/internal/endpoint"
 )
 
 // settings are the gateway's runtime settings. Every path has a flag so that
@@ -33,13 +35,13 @@ type settings struct {
 	// MaxBackoff is the longest wait between restarts of a crashing server.
 	MaxBackoff time.Duration
 	// auditOut, if set, receives the audit lines instead of the log's
-	// writer (not a flag; the daemon batches them, see logWriter).
+	// writer (not a flag; the daemon batches them, see logfile.Writer).
 	auditOut io.Writer
 	// Procs bounds the CPUs the gateway's own Go code runs on (0: the Go
 	// runtime's default). See defaultProcs.
 	Procs int
-	// Limits bound HTTP requests and connections (limits.go).
-	Limits httpLimits
+	// Limits bound HTTP requests and connections (endpoint.Limits).
+	Limits endpoint.Limits
 }
 
 // Defaults of the contract (../shared/seeds: port 50005, /etc/mcp-gateway).
@@ -66,10 +68,10 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.StartupTimeout, "startup-timeout", defaultStartupTimeout, "how long servers may take to become ready")
 	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", 5*time.Second, "how long shutdown waits for sessions and servers")
 	fs.StringVar(&s.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.IntVar(&s.MaxSessions, "max-sessions", defaultMaxSessions, "most agent sessions kept; beyond it the least recently used one is closed (sessions never expire on idle time)")
+	fs.IntVar(&s.MaxSessions, "max-sessions", endpoint.DefaultMaxSessions, "most agent sessions kept; beyond it the least recently used one is closed (sessions never expire on idle time)")
 	fs.DurationVar(&s.MaxBackoff, "max-backoff", 30*time.Second, "longest wait between restarts of a crashing server")
 	fs.IntVar(&s.Procs, "procs", defaultProcs, "CPUs the gateway's own code may use at once (0: all, or $GOMAXPROCS)")
-	s.Limits.register(fs)
+	registerLimits(fs, &s.Limits)
 }
 
 // parseFlags parses args into a new settings value.
@@ -105,7 +107,7 @@ func parseFlags(name string, args []string, stderr io.Writer, extra func(*flag.F
 	if s.MaxBackoff <= 0 {
 		return nil, nil, &usageError{"--max-backoff must be positive"}
 	}
-	if err := s.Limits.check(); err != nil {
+	if err := checkLimits(s.Limits); err != nil {
 		return nil, nil, &usageError{err.Error()}
 	}
 	return s, fs, nil
@@ -186,4 +188,37 @@ func (s *settings) resolve(raw []byte, stderr io.Writer) ([]catalog.ServerSpec, 
 		fmt.Fprintf(stderr, "mcp-gateway: warning: %s\n", w)
 	}
 	return res.Servers, nil
+}
+
+// registerLimits adds the HTTP limits' flags, defaulting to the endpoint's
+// defaults.
+func registerLimits(fs *flag.FlagSet, l *endpoint.Limits) {
+	d := endpoint.DefaultLimits()
+	fs.Int64Var(&l.MaxBodyBytes, "max-body-bytes", d.MaxBodyBytes, "largest request body accepted (413 beyond)")
+	fs.DurationVar(&l.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "time a client has to send a request's headers")
+	fs.DurationVar(&l.BodyTimeout, "body-timeout", d.BodyTimeout, "time a client has to send a request body (408 beyond)")
+	fs.DurationVar(&l.IdleTimeout, "idle-timeout", d.IdleTimeout, "idle keep-alive connections are closed after this long")
+}
+
+// checkLimits rejects limits that would disable a protection or break serving.
+func checkLimits(l endpoint.Limits) error {
+	if l.MaxBodyBytes < 0 {
+		return errors.New("--max-body-bytes must not be negative")
+	}
+	for name, d := range map[string]time.Duration{"--read-header-timeout": l.ReadHeaderTimeout, "--body-timeout": l.BodyTimeout, "--idle-timeout": l.IdleTimeout} {
+		if d < 0 {
+			return fmt.Errorf("%s must not be negative", name)
+		}
+	}
+	return nil
+}
+
+// limitArgs renders l as flags, for the background gateway a launch starts.
+func limitArgs(l endpoint.Limits) []string {
+	return []string{
+		"--max-body-bytes", strconv.FormatInt(l.MaxBodyBytes, 10),
+		"--read-header-timeout", l.ReadHeaderTimeout.String(),
+		"--body-timeout", l.BodyTimeout.String(),
+		"--idle-timeout", l.IdleTimeout.String(),
+	}
 }

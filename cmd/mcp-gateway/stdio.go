@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/logfile"
 )
 
 // stdioFlags are the flags that mean something in stdio mode.
@@ -46,7 +48,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	logw := stderr
 	if flagSet(fs, "log-file") {
-		f, err := openLog(set.LogFile)
+		f, err := logfile.Open(set.LogFile)
 		if err != nil {
 			return err
 		}
@@ -76,7 +78,6 @@ func (g *gateway) runStdio(ctx context.Context, in io.Reader, out io.Writer) err
 	var wg sync.WaitGroup
 	g.runServers(runCtx, &wg)
 	stop := func() {
-		g.stopping.Store(true)
 		cancel()
 		wg.Wait()
 		g.log.Info().Msg("gateway stopped")

@@ -1,4 +1,4 @@
-package main
+package logfile
 
 import (
 	"bytes"
@@ -9,17 +9,17 @@ import (
 	"github.com/rs/zerolog"
 )
 
-// logFlushInterval bounds how long an info or debug line waits in memory.
-const logFlushInterval = 100 * time.Millisecond
+// flushInterval bounds how long an info or debug line waits in memory.
+const flushInterval = 100 * time.Millisecond
 
-// logWriter batches the background gateway's audit lines (one per forwarded
+// Writer batches the background gateway's audit lines (one per forwarded
 // call) into few writes: a write system call per line was 5% of the gateway's
 // CPU per call (issue 6). Everything else in the log is written at once, so
 // servers' stderr and startup lines are on disk when someone looks. A line
 // at warn or above (a failed call) is written at once, after everything
-// buffered before it; others wait at most logFlushInterval. Close writes the
+// buffered before it; others wait at most flushInterval. Close writes the
 // rest.
-type logWriter struct {
+type Writer struct {
 	mu   sync.Mutex
 	w    io.Writer
 	buf  bytes.Buffer
@@ -27,18 +27,20 @@ type logWriter struct {
 	done chan struct{}
 }
 
-// maxLogBuffer makes a busy gateway write before the interval is up.
-const maxLogBuffer = 64 << 10
+// maxBuffer makes a busy gateway write before the interval is up.
+const maxBuffer = 64 << 10
 
-func newLogWriter(w io.Writer) *logWriter {
-	l := &logWriter{w: w, stop: make(chan struct{}), done: make(chan struct{})}
+// NewWriter returns a Writer batching into w, and starts its flushing
+// goroutine; Close stops it.
+func NewWriter(w io.Writer) *Writer {
+	l := &Writer{w: w, stop: make(chan struct{}), done: make(chan struct{})}
 	go l.loop()
 	return l
 }
 
-func (l *logWriter) loop() {
+func (l *Writer) loop() {
 	defer close(l.done)
-	t := time.NewTicker(logFlushInterval)
+	t := time.NewTicker(flushInterval)
 	defer t.Stop()
 	for {
 		select {
@@ -53,34 +55,34 @@ func (l *logWriter) loop() {
 }
 
 // Write buffers p (zerolog calls it with one whole line).
-func (l *logWriter) Write(p []byte) (int, error) {
+func (l *Writer) Write(p []byte) (int, error) {
 	return l.WriteLevel(zerolog.InfoLevel, p)
 }
 
 // WriteLevel implements zerolog.LevelWriter.
-func (l *logWriter) WriteLevel(level zerolog.Level, p []byte) (int, error) {
+func (l *Writer) WriteLevel(level zerolog.Level, p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf.Write(p)
-	if level >= zerolog.WarnLevel || l.buf.Len() >= maxLogBuffer {
+	if level >= zerolog.WarnLevel || l.buf.Len() >= maxBuffer {
 		l.flushLocked()
 	}
 	return len(p), nil
 }
 
-func (l *logWriter) flushLocked() {
+func (l *Writer) flushLocked() {
 	if l.buf.Len() == 0 {
 		return
 	}
 	_, _ = l.w.Write(l.buf.Bytes())
 	l.buf.Reset()
-	if l.buf.Cap() > 4*maxLogBuffer {
+	if l.buf.Cap() > 4*maxBuffer {
 		l.buf = bytes.Buffer{}
 	}
 }
 
 // Close writes what is buffered and stops the flushing goroutine.
-func (l *logWriter) Close() error {
+func (l *Writer) Close() error {
 	select {
 	case <-l.stop:
 	default:

@@ -1,4 +1,4 @@
-package main
+package logfile
 
 import (
 	"strings"
@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
-// TestLogWriterBatches: info lines wait for the next flush; a warning is
+// TestWriterBatches: info lines wait for the next flush; a warning is
 // written at once, after the lines before it; Close writes the rest.
-func TestLogWriterBatches(t *testing.T) {
-	out := &syncBuffer{}
-	lw := newLogWriter(out)
+func TestWriterBatches(t *testing.T) {
+	out := &fixture.Log{}
+	lw := NewWriter(out)
 	log := zerolog.New(lw)
 	log.Info().Msg("first")
 	log.Info().Msg("second")
@@ -22,7 +24,13 @@ func TestLogWriterBatches(t *testing.T) {
 		t.Fatalf("after a warning the log holds %q, want first, second, third in order", got)
 	}
 	log.Info().Msg("fourth")
-	waitFor(t, 10*logFlushInterval+time.Second, "the periodic flush", func() bool { return strings.Contains(out.String(), "fourth") })
+	deadline := time.Now().Add(10*flushInterval + time.Second)
+	for !strings.Contains(out.String(), "fourth") {
+		if time.Now().After(deadline) {
+			t.Fatal("the periodic flush did not write an info line")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	log.Info().Msg("fifth")
 	if err := lw.Close(); err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package endpoint
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ import (
 // leaves it out; pages are followed. The merged list is read as bytes: a Go SDK client would drop the
 // tool on its own side and hide a gateway that did not.
 func TestListingKeepsTheSDKClientsToolFilter(t *testing.T) {
-	url, token, _ := inProcessGatewayOf(t, testSettings(t, defaultMaxSessions), io.Discard,
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, DefaultMaxSessions), io.Discard,
 		fixtureSpec("hdr", fixture.Options{Tools: []string{"echo"}, HeaderTools: true}),
 		fixtureSpec("paged", fixture.Options{Tools: []string{"sleep", "fail", "pid"}, ExtraTools: []string{"x1", "x2"}, PageSize: 2}))
 	status, _, replies := newRawSession(t, url, token).post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)

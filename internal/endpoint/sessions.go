@@ -1,4 +1,4 @@
-package main
+package endpoint
 
 import (
 	"net/http"
@@ -12,8 +12,9 @@ import (
 // initialize (streamable HTTP transport).
 const sessionIDHeader = "Mcp-Session-Id"
 
-// defaultMaxSessions bounds the agent sessions a gateway keeps.
-const defaultMaxSessions = 1024
+// DefaultMaxSessions bounds the agent sessions an endpoint keeps when
+// Options.MaxSessions is zero.
+const DefaultMaxSessions = 1024
 
 // sessionLimit bounds the number of MCP sessions by count, never by idle
 // time: a sandbox may be paused for days with its agents' sessions open, and
@@ -48,7 +49,7 @@ type sessionUse struct {
 
 func newSessionLimit(max int, server *mcp.Server, log zerolog.Logger) *sessionLimit {
 	if max <= 0 {
-		max = defaultMaxSessions
+		max = DefaultMaxSessions
 	}
 	return &sessionLimit{max: max, server: server, log: log, seen: make(map[string]*sessionUse)}
 }

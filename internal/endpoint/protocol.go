@@ -1,4 +1,4 @@
-package main
+package endpoint
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ import (
 // sessions and everything after the envelope stay the SDK's. GET and DELETE
 // pass through untouched.
 type rpcGuard struct {
-	limits httpLimits
+	limits Limits
 	next   http.Handler
 }
 

@@ -1,4 +1,4 @@
-package main
+package endpoint
 
 import (
 	"bytes"
@@ -30,7 +30,7 @@ import (
 // declines goes to the SDK unchanged, which also owns every error other than
 // an upstream's: unknown tools, bad params, gone sessions (404).
 type fastPath struct {
-	g        *gateway
+	e        *Endpoint
 	sessions *sessionIndex
 
 	mu    sync.Mutex
@@ -43,8 +43,8 @@ type fastPath struct {
 
 type fastCallKey struct{ session, id string }
 
-func newFastPath(g *gateway) *fastPath {
-	return &fastPath{g: g, sessions: newSessionIndex(g.agg.Server()), calls: make(map[fastCallKey]context.CancelFunc), ended: make(map[string]struct{})}
+func newFastPath(e *Endpoint) *fastPath {
+	return &fastPath{e: e, sessions: newSessionIndex(e.agg.Server()), calls: make(map[fastCallKey]context.CancelFunc), ended: make(map[string]struct{})}
 }
 
 // serve answers r and reports true, or reports false having written nothing.
@@ -92,7 +92,7 @@ func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
 	if len(msg.Params) > 0 && !bytes.Equal(msg.Params, []byte("null")) && json.Unmarshal(msg.Params, &p) != nil {
 		return false
 	}
-	page, err := f.g.agg.ToolsPage(p.Cursor)
+	page, err := f.e.agg.ToolsPage(p.Cursor)
 	if err != nil {
 		return false // an invalid cursor: the SDK's error
 	}
@@ -122,7 +122,7 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		delete(f.calls, key)
 		f.mu.Unlock()
 	}()
-	res, err := f.g.agg.CallToolRaw(ctx, ss, msg.Params, f.g.sessions.hasStream(sid))
+	res, err := f.e.agg.CallToolRaw(ctx, ss, msg.Params, f.e.sessions.hasStream(sid))
 	if errors.Is(err, aggregate.ErrNeedsSession) {
 		return false
 	}
@@ -175,7 +175,7 @@ func (f *fastPath) ending(id string) bool {
 // closing a session cancels its calls on the SDK path.
 func (f *fastPath) endSession(id string) {
 	live := make(map[string]bool)
-	for ss := range f.g.agg.Server().Sessions() {
+	for ss := range f.e.agg.Server().Sessions() {
 		live[ss.ID()] = true
 	}
 	f.mu.Lock()

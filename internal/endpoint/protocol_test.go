@@ -1,4 +1,4 @@
-package main
+package endpoint
 
 import (
 	"bytes"
@@ -120,11 +120,8 @@ func (s *rawSession) echo(text string) {
 // and checks each answer's HTTP status, JSON-RPC code and id, and that the
 // session and the gateway keep serving after each.
 func TestProtocolErrors(t *testing.T) {
-	sb := newTestbox(t)
-	sb.mustLaunch(mcpConfig(t, map[string]any{
-		"a": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Tools: []string{"echo"}})},
-	}))
-	s := newRawSession(t, sb.url()+"/mcp", sb.token)
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), io.Discard, fixtureSpec("a", fixture.Options{Tools: []string{"echo"}}))
+	s := newRawSession(t, url, token)
 	const (
 		parse    = -32700
 		invalid  = -32600
@@ -191,12 +188,12 @@ func TestProtocolErrors(t *testing.T) {
 		t.Errorf("unknown session: HTTP %d, want 404", status)
 	}
 	s.echo("end")
-	if code, h := sb.health(); code != http.StatusOK || h.Status != "ok" {
+	if code, h := health(t, url); code != http.StatusOK || h.Status != "ok" {
 		t.Errorf("health after the errors: %d %s", code, h.Status)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs := sb.connect(ctx, nil)
+	cs := connect(t, ctx, url, token)
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "sdk"}}); err != nil || text(t, res) != "sdk" {
 		t.Errorf("a new SDK session after the errors: %v %v", res, err)
 	}

@@ -1,4 +1,4 @@
-package main
+package endpoint
 
 import (
 	"bufio"
@@ -47,7 +47,7 @@ import (
 type lane struct {
 	handler http.Handler // the /mcp chain ending in the fast path alone
 	token   string       // checked before a body is read, as net/http's chain does
-	limits  httpLimits
+	limits  Limits
 	log     zerolog.Logger
 
 	back    chan net.Conn // connections handed back, for laneListener
@@ -63,7 +63,7 @@ type lane struct {
 	adopted, served, handedBack atomic.Int64
 }
 
-func newLane(handler http.Handler, token string, limits httpLimits, log zerolog.Logger) *lane {
+func newLane(handler http.Handler, token string, limits Limits, log zerolog.Logger) *lane {
 	return &lane{
 		handler: handler,
 		token:   token,

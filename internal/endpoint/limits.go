@@ -1,37 +1,35 @@
-package main
+package endpoint
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"strconv"
 	"time"
 )
 
-// httpLimits bound what one HTTP client can take of the gateway: memory for
+// Limits bound what one HTTP client can take of the gateway: memory for
 // a request body, and a connection held by a client that sends slowly or not
 // at all. The endpoint is on the network (behind the sandbox proxy) and most
 // of these apply before the token is checked, so they matter even for
 // clients that have no token. The zero value means the defaults.
-type httpLimits struct {
+type Limits struct {
 	// MaxBodyBytes bounds one POST body; larger bodies are answered 413,
-	// and at most maxDrainBytes more of them are read. Zero means
-	// defaultMaxBodyBytes.
+	// and at most 1 MiB more of them are read. Zero means
+	// 4 MiB.
 	MaxBodyBytes int64
 	// ReadHeaderTimeout is how long a client has to send a request's
 	// headers, counted from the first byte: a slow-loris client trickling
-	// header bytes is cut off. Zero means defaultReadHeaderTimeout.
+	// header bytes is cut off. Zero means 10 s.
 	ReadHeaderTimeout time.Duration
 	// BodyTimeout is how long a client has to send a POST body once its
 	// headers are in; a client that stalls gets 408 and the connection is
 	// closed. It does not bound responses: tool calls stream as long as
-	// they take. Zero means defaultBodyTimeout.
+	// they take. Zero means 60 s.
 	BodyTimeout time.Duration
 	// IdleTimeout closes a keep-alive connection with no request in
-	// flight after this long. Zero means defaultIdleTimeout.
+	// flight after this long. Zero means 2 minutes.
 	IdleTimeout time.Duration
 }
 
@@ -54,28 +52,12 @@ const (
 	maxDrainBytes = 1 << 20
 )
 
-func (l *httpLimits) register(fs *flag.FlagSet) {
-	fs.Int64Var(&l.MaxBodyBytes, "max-body-bytes", defaultMaxBodyBytes, "largest request body accepted (413 beyond)")
-	fs.DurationVar(&l.ReadHeaderTimeout, "read-header-timeout", defaultReadHeaderTimeout, "time a client has to send a request's headers")
-	fs.DurationVar(&l.BodyTimeout, "body-timeout", defaultBodyTimeout, "time a client has to send a request body (408 beyond)")
-	fs.DurationVar(&l.IdleTimeout, "idle-timeout", defaultIdleTimeout, "idle keep-alive connections are closed after this long")
-}
-
-// check rejects limits that would disable a protection or break serving.
-func (l *httpLimits) check() error {
-	if l.MaxBodyBytes < 0 {
-		return errors.New("--max-body-bytes must not be negative")
-	}
-	for name, d := range map[string]time.Duration{"--read-header-timeout": l.ReadHeaderTimeout, "--body-timeout": l.BodyTimeout, "--idle-timeout": l.IdleTimeout} {
-		if d < 0 {
-			return fmt.Errorf("%s must not be negative", name)
-		}
-	}
-	return nil
-}
+// DefaultLimits returns the limits a zero Limits stands for, for a command
+// line that shows them as its flags' defaults.
+func DefaultLimits() Limits { return Limits{}.withDefaults() }
 
 // withDefaults returns l with every zero field set to its default.
-func (l httpLimits) withDefaults() httpLimits {
+func (l Limits) withDefaults() Limits {
 	if l.MaxBodyBytes == 0 {
 		l.MaxBodyBytes = defaultMaxBodyBytes
 	}
@@ -91,21 +73,11 @@ func (l httpLimits) withDefaults() httpLimits {
 	return l
 }
 
-// args renders l as flags, for the background gateway a launch starts.
-func (l *httpLimits) args() []string {
-	return []string{
-		"--max-body-bytes", strconv.FormatInt(l.MaxBodyBytes, 10),
-		"--read-header-timeout", l.ReadHeaderTimeout.String(),
-		"--body-timeout", l.BodyTimeout.String(),
-		"--idle-timeout", l.IdleTimeout.String(),
-	}
-}
-
 // server returns the http.Server for h with the limits applied.
 // http.Server.ReadTimeout stays zero: it would also cut off the background
 // read that net/http keeps on a connection while a response streams, which
 // cancels long tool calls. Bodies get their own deadline in bodyDeadline.
-func (l httpLimits) server(h http.Handler) *http.Server {
+func (l Limits) server(h http.Handler) *http.Server {
 	l = l.withDefaults()
 	return &http.Server{
 		Handler:           l.bodyDeadline(h),
@@ -123,7 +95,7 @@ func (l httpLimits) server(h http.Handler) *http.Server {
 // its end the response says "Connection: close"; after the handler, a body
 // still unread gets a read deadline in the past, so that read fails at once
 // and the connection closes.
-func (l httpLimits) bodyDeadline(next http.Handler) http.Handler {
+func (l Limits) bodyDeadline(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.ContentLength == 0 { // no body (chunked is -1)
 			next.ServeHTTP(w, r)
@@ -172,7 +144,7 @@ var (
 // l.BodyTimeout when the server was built by l.server. Of a body over the
 // limit at most maxDrainBytes more are read, and dropped; a body announced
 // larger than that is refused before a byte of it is read.
-func (l httpLimits) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+func (l Limits) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	l = l.withDefaults()
 	if r.ContentLength > l.MaxBodyBytes {
 		if r.ContentLength <= l.MaxBodyBytes+maxDrainBytes {

@@ -1,4 +1,4 @@
-package main
+package endpoint
 
 import (
 	"context"
@@ -40,7 +40,7 @@ func BenchmarkSessionLookup(b *testing.B) {
 // closed session gets the SDK's 404 and the index does not grow with
 // sessions that come and go.
 func TestSessionIndexFollowsSessions(t *testing.T) {
-	url, token, g := inProcessGateway(t, testSettings(t, defaultMaxSessions), io.Discard)
+	url, token, g := inProcessGateway(t, testSettings(t, DefaultMaxSessions), io.Discard)
 	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "index", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)

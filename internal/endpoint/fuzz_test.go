@@ -1,4 +1,4 @@
-package main
+package endpoint
 
 import (
 	"bufio"
@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
@@ -24,7 +22,7 @@ import (
 // fuzzGateway is a gateway run in the test process, in front of a real
 // fixture server, for FuzzHTTPEndpoint.
 type fuzzGateway struct {
-	g          *gateway
+	g          *Endpoint
 	url, token string
 	client     *http.Client
 	mu         sync.Mutex
@@ -40,38 +38,18 @@ func startFuzzGateway(f *testing.F) *fuzzGateway {
 		k, v, _ := strings.Cut(kv, "=")
 		spec.Env[k] = v
 	}
-	set := &settings{
-		Listen:         "127.0.0.1:0",
-		ServersDir:     f.TempDir(),
+	set := &testSetup{
 		StartupTimeout: 60 * time.Second,
 		ShutdownGrace:  2 * time.Second,
 		// Small enough that the fuzzer reaches the limits; BodyTimeout
 		// bounds what a fuzzed Content-Length that promises more can hold.
-		Limits: httpLimits{MaxBodyBytes: 64 << 10, BodyTimeout: 2 * time.Second},
+		Limits: Limits{MaxBodyBytes: 64 << 10, BodyTimeout: 2 * time.Second},
 	}
-	const token = "fuzz-token"
-	g := newGateway(set, []catalog.ServerSpec{spec}, token, zerolog.Nop())
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		f.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, done := make(chan struct{}), make(chan error, 1)
-	go func() { done <- g.run(ctx, ln, func(summary) { close(ready) }) }()
-	f.Cleanup(func() {
-		cancel()
-		<-done // run returns once every server process is reaped
-	})
-	select {
-	case <-ready:
-	case err := <-done:
-		f.Fatalf("gateway: %v", err)
-	case <-time.After(60 * time.Second):
-		f.Fatal("gateway not ready after 60s")
-	}
+	// The endpoint is stopped, and every server process reaped, at cleanup.
+	url, token, g, _ := startInProcess(f, set, io.Discard, spec)
 	fg := &fuzzGateway{
 		g:      g,
-		url:    "http://" + ln.Addr().String(),
+		url:    strings.TrimSuffix(url, "/mcp"),
 		token:  token,
 		client: &http.Client{Timeout: 20 * time.Second},
 	}

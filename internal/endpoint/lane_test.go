@@ -1,4 +1,4 @@
-package main
+package endpoint
 
 import (
 	"bufio"
@@ -242,7 +242,7 @@ func TestLaneEndsCallOfClientGone(t *testing.T) {
 
 // startGateway runs an in-process gateway with one fixture server "a"
 // (echo, sleep, who).
-func startGateway(t *testing.T, set *settings, logs io.Writer) (url, token string, g *gateway, stop func() error) {
+func startGateway(t *testing.T, set *testSetup, logs io.Writer) (url, token string, g *Endpoint, stop func() error) {
 	t.Helper()
 	return startInProcess(t, set, logs, fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo", "sleep"}, ExtraTools: []string{"who"}}))
 }

@@ -1,0 +1,38 @@
+// Package endpoint serves the gateway's merged MCP server (an
+// aggregate.Gateway) as MCP streamable HTTP: POST, GET and DELETE on /mcp
+// behind a bearer token, and an unauthenticated GET /health.
+//
+// Use:
+//
+//	ep := endpoint.New(agg, token, endpoint.Options{Logger: log, Servers: statuses})
+//	go ep.Serve(ln)      // /mcp answers 503 "starting" for now
+//	// ... start the servers, agg.Open() ...
+//	ep.SetReady()        // /mcp serves
+//	// ... later:
+//	ep.Shutdown(ctx)     // 503 "stopping", sessions closed, connections drained
+//
+// A request to /mcp passes, in order:
+//
+//   - the bearer check (internal/auth), before any body byte is read;
+//   - readiness: 503 with Retry-After while starting or stopping;
+//   - the JSON-RPC guard (protocol.go): the body is read within Limits
+//     (413, 408) and checked as one JSON-RPC 2.0 message or batch, so that
+//     every refusal is a JSON-RPC error with the right code;
+//   - session accounting (sessions.go): sessions are bounded by count
+//     (Options.MaxSessions), never by idle time, so they survive a paused
+//     sandbox; beyond the bound the least recently used one is closed,
+//     preferring sessions with no request in flight;
+//   - the fast path (fastpath.go): tools/list and tools/call on a live
+//     session from a client that accepts JSON are answered outside the
+//     SDK, with the upstream's result bytes as they came;
+//   - everything else: the Go MCP SDK's StreamableHTTPHandler.
+//
+// The lane (lane.go) serves the keep-alive connections of fast-path clients
+// without net/http, through the same chain; whatever it does not fully
+// understand goes back to net/http with the connection.
+//
+// /health lists Options.Servers' states and tool counts, and the endpoint's
+// own state: ok, degraded, starting or stopping (the last two with 503).
+//
+// AuditLog formats the aggregate's per-call audit records as log lines.
+package endpoint
