@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/auth"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/endpoint"
+	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
 	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
 )
@@ -29,6 +30,7 @@ type gateway struct {
 	log     zerolog.Logger
 	token   string
 	agg     *aggregate.Gateway
+	icpt    *intercept.Engine
 	servers []upstream
 	trim    memTrimmer
 	ep      *endpoint.Endpoint // set by run; nil in stdio mode
@@ -75,7 +77,8 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 	if set.auditOut != nil {
 		audit = log.Output(set.auditOut)
 	}
-	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: endpoint.AuditLog(audit)})
+	g.icpt = intercept.New(set.interceptors, specs, intercept.Options{Logger: log, Environ: supervisor.EnvWithout(os.Environ(), auth.EnvVar)})
+	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: endpoint.AuditLog(audit), Interceptors: g.icpt})
 	secrets := []string{token}
 	for _, sp := range specs {
 		secrets = append(secrets, sp.Secrets()...)
@@ -130,6 +133,10 @@ func (g *gateway) runServers(runCtx context.Context, wg *sync.WaitGroup) {
 // logs), then opens the merged view and marks the gateway ready. It returns
 // the number of tools.
 func (g *gateway) open(ctx context.Context) (tools int, err error) {
+	if err := g.icpt.Start(ctx); err != nil {
+		g.log.Error().Err(err).Msg("startup failed")
+		return 0, err
+	}
 	if err := g.waitStarted(ctx); err != nil {
 		g.log.Error().Err(err).Msg("startup failed")
 		return 0, err
@@ -165,6 +172,7 @@ func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary))
 		shutCancel()
 		cancel()
 		wg.Wait()
+		g.icpt.Close()
 		g.log.Info().Msg("gateway stopped")
 	}
 

@@ -114,6 +114,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--max-sessions", strconv.Itoa(set.MaxSessions),
 		"--max-backoff", set.MaxBackoff.String(),
 		"--procs", strconv.Itoa(set.Procs),
+		"--interceptors", set.Interceptors,
 	)
 	cmd.Args = append(cmd.Args, limitArgs(set.Limits)...)
 	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)

@@ -13,6 +13,7 @@ import (
 	mcpgateway "github.com/mcp-gateway/mcp-gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/endpoint"
+	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
 )
 
 // settings are the gateway's runtime settings. Every path has a flag so that
@@ -42,6 +43,11 @@ type settings struct {
 	Procs int
 	// Limits bound HTTP requests and connections (endpoint.Limits).
 	Limits endpoint.Limits
+	// Interceptors is the interceptor config file; at its default path it
+	// may be absent (no interceptors).
+	Interceptors string
+	// interceptors is the loaded interceptor config (set by resolve).
+	interceptors *intercept.Config
 }
 
 // Defaults of the contract (../shared/seeds: port 50005, /etc/mcp-gateway).
@@ -71,6 +77,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.MaxSessions, "max-sessions", endpoint.DefaultMaxSessions, "most agent sessions kept; beyond it the least recently used one is closed (sessions never expire on idle time)")
 	fs.DurationVar(&s.MaxBackoff, "max-backoff", 30*time.Second, "longest wait between restarts of a crashing server")
 	fs.IntVar(&s.Procs, "procs", defaultProcs, "CPUs the gateway's own code may use at once (0: all, or $GOMAXPROCS)")
+	fs.StringVar(&s.Interceptors, "interceptors", intercept.DefaultPath, "interceptor config file (README: Interceptors); may be absent at the default path")
 	registerLimits(fs, &s.Limits)
 }
 
@@ -186,6 +193,9 @@ func (s *settings) resolve(raw []byte, stderr io.Writer) ([]catalog.ServerSpec, 
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "mcp-gateway: warning: %s\n", w)
+	}
+	if s.interceptors, err = intercept.Load(s.Interceptors, s.Interceptors == intercept.DefaultPath); err != nil {
+		return nil, &configError{err}
 	}
 	return res.Servers, nil
 }

@@ -19,7 +19,7 @@ import (
 
 // stdioFlags are the flags that mean something in stdio mode.
 var stdioFlags = []string{"config", "config-file", "log-file", "log-level", "catalog", "servers-dir",
-	"startup-timeout", "shutdown-grace", "max-backoff", "procs"}
+	"startup-timeout", "shutdown-grace", "max-backoff", "procs", "interceptors"}
 
 // runStdio is `mcp-gateway stdio`: the merged server on stdin and stdout
 // (line-delimited JSON-RPC 2.0), for MCP clients that launch servers as
@@ -80,6 +80,7 @@ func (g *gateway) runStdio(ctx context.Context, in io.Reader, out io.Writer) err
 	stop := func() {
 		cancel()
 		wg.Wait()
+		g.icpt.Close()
 		g.log.Info().Msg("gateway stopped")
 	}
 	tools, err := g.open(ctx)

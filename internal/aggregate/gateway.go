@@ -18,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
 )
 
 // Upstream is what the gateway needs of a server. *supervisor.Server
@@ -40,6 +42,9 @@ type Options struct {
 	// Audit, if set, is called once per forwarded tool call, after it ends.
 	// It receives sizes and outcome, never argument or result values.
 	Audit func(CallRecord)
+	// Interceptors, if set, filter tools lists and run around tool calls
+	// (see hooks.go).
+	Interceptors *intercept.Engine
 }
 
 // CallRecord describes one forwarded tool call for the audit log.
@@ -52,6 +57,9 @@ type CallRecord struct {
 	Error    string        // for "error": the JSON-RPC code, never the message (it may quote values)
 	BytesIn  int           // size of the arguments as received
 	BytesOut int           // size of the result's payload (see payloadBytes)
+	// Interceptors says which interceptors denied, changed or failed the
+	// call, in order: "name:action" joined by commas ("" for none).
+	Interceptors string
 }
 
 // Gateway is the merged server. Create it with New, register upstreams with
@@ -64,6 +72,7 @@ type Gateway struct {
 	pageSize int
 	version  string
 	audit    func(CallRecord)
+	icpt     *intercept.Engine
 
 	calls    *inflight // forwarded calls, for routing what servers send back
 	progress *progressMap
@@ -118,6 +127,7 @@ func New(opts Options) *Gateway {
 		pageSize:  opts.PageSize,
 		version:   opts.Version,
 		audit:     opts.Audit,
+		icpt:      opts.Interceptors,
 		calls:     newInflight(),
 		progress:  newProgressMap(),
 		subs:      newSubscriptions(),
@@ -258,6 +268,7 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	if err != nil {
 		return err
 	}
+	tools = g.visibleTools(ctx, server, tools)
 	g.mu.Lock()
 	deferred := !g.extrasOpen
 	if deferred {

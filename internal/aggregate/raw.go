@@ -81,13 +81,24 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 	if !ok {
 		return nil, ErrNeedsSession
 	}
+	server := r.up.Name()
+	if g.hooked(server, r.name) {
+		if bytes.Equal(args, []byte("null")) {
+			args = nil
+		}
+		began := time.Now()
+		_, done := g.calls.begin(ctx, ss, server)
+		res, trace, err := g.callToolRawHooked(ctx, ss, up, r, name, args, p.Meta)
+		done()
+		g.auditRaw(ss, server, name, began, len(args), res, err, trace)
+		return res, err
+	}
 	if r.name != name {
 		var err error
 		if params, err = rename(params, r.name); err != nil {
 			return nil, ErrNeedsSession
 		}
 	}
-	server := r.up.Name()
 	began := time.Now()
 	_, done := g.calls.begin(ctx, ss, server)
 	res, err := up.CallRaw(ctx, "tools/call", params)
@@ -99,18 +110,24 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 	if err != nil {
 		err = upstreamError(server, err)
 	}
-	if g.audit != nil {
-		rec := CallRecord{Session: ss.ID(), Server: server, Tool: name, Duration: time.Since(began),
-			BytesIn: len(args), BytesOut: len(res), Outcome: "ok"}
-		switch {
-		case err != nil:
-			rec.Outcome, rec.Error = "error", errorCode(err)
-		case isErrorResult(res):
-			rec.Outcome = "tool_error"
-		}
-		g.audit(rec)
-	}
+	g.auditRaw(ss, server, name, began, len(args), res, err, "")
 	return res, err
+}
+
+// auditRaw records a call of the raw path.
+func (g *Gateway) auditRaw(ss *mcp.ServerSession, server, tool string, began time.Time, bytesIn int, res json.RawMessage, err error, trace string) {
+	if g.audit == nil {
+		return
+	}
+	rec := CallRecord{Session: ss.ID(), Server: server, Tool: tool, Duration: time.Since(began),
+		BytesIn: bytesIn, BytesOut: len(res), Outcome: "ok", Interceptors: trace}
+	switch {
+	case err != nil:
+		rec.Outcome, rec.Error = "error", errorCode(err)
+	case isErrorResult(res):
+		rec.Outcome = "tool_error"
+	}
+	g.audit(rec)
 }
 
 // rawEligible reports whether nothing the server may send during a call

@@ -354,6 +354,7 @@ func (g *Gateway) relist(server string, cs *mcp.ClientSession, kind string) {
 		case "tools":
 			var tools []*mcp.Tool
 			if tools, err = listTools(ctx, cs, caps, g.rawFor(server, cs)); err == nil {
+				tools = g.visibleTools(ctx, server, tools)
 				g.mu.Lock()
 				g.tools.perServer[server] = tools
 				g.rebuildLocked(true, false, false)

@@ -280,17 +280,31 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	defer done()
 	meta := g.progress.forward(p.Meta, call)
 	defer g.progress.release(meta)
+	forward := func(ctx context.Context, args any) (*mcp.CallToolResult, error) {
+		var res *mcp.CallToolResult
+		err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
+			var err error
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args})
+			return err
+		})
+		if err != nil {
+			return nil, upstreamError(r.up.Name(), err)
+		}
+		return res, nil
+	}
 	var res *mcp.CallToolResult
-	err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args})
-		return err
-	})
-	if err != nil {
-		err = upstreamError(r.up.Name(), err)
+	var err error
+	var trace string
+	if g.hooked(r.up.Name(), r.name) {
+		a, _ := args.(json.RawMessage)
+		res, trace, err = g.callToolHooked(ctx, req, r, a, forward)
+	} else {
+		res, err = forward(ctx, args)
 	}
 	if g.audit != nil {
-		g.audit(g.record(req, r.up.Name(), began, res, err))
+		rec := g.record(req, r.up.Name(), began, res, err)
+		rec.Interceptors = trace
+		g.audit(rec)
 	}
 	if err != nil {
 		return nil, err

@@ -103,6 +103,17 @@ func (r *resolver) server(name string, raw json.RawMessage) (ServerSpec, error) 
 		return fail("", err)
 	}
 	fields := fieldMap(members)
+	filter, err := takeToolFilter(name, fields)
+	if err != nil {
+		return ServerSpec{}, err
+	}
+	spec, err := r.serverFields(name, fields)
+	spec.Tools = filter
+	return spec, err
+}
+
+// serverFields resolves a server's entry by its kind (see Resolve).
+func (r *resolver) serverFields(name string, fields map[string]json.RawMessage) (ServerSpec, error) {
 	if _, ok := fields["url"]; ok {
 		return r.remote(name, fields)
 	}

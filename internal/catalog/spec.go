@@ -46,6 +46,9 @@ type ServerSpec struct {
 	// with ${VAR} references already replaced from the gateway's environment. The values are
 	// secrets (they usually hold an API key): never log them. nil when there are none.
 	Headers map[string]string
+	// Tools filters the tools the agent is offered (the entry's ToolsKey);
+	// nil offers them all.
+	Tools *ToolFilter
 }
 
 // Secrets returns the values of spec that must never reach a log or an error message: its env

@@ -175,7 +175,11 @@ func AuditLog(log zerolog.Logger) func(aggregate.CallRecord) {
 		}
 		ev.Str("session", r.Session).Str("server", r.Server).Str("tool", r.Tool).
 			Dur("duration", r.Duration).Str("outcome", r.Outcome).
-			Int("bytes_in", r.BytesIn).Int("bytes_out", r.BytesOut).Msg("tool call")
+			Int("bytes_in", r.BytesIn).Int("bytes_out", r.BytesOut)
+		if r.Interceptors != "" { // which denied, changed or failed the call
+			ev = ev.Str("interceptors", r.Interceptors)
+		}
+		ev.Msg("tool call")
 	}
 }
 

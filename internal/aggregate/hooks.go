@@ -1,0 +1,103 @@
+package aggregate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
+)
+
+// The interceptors (Options.Interceptors) run at three points: a server's
+// tools listing, before it is named (visibleTools: a hidden tool never
+// takes a name, is never offered, and a call to it fails as a call to an
+// unknown tool), and around tools/call on both paths (callToolHooked from
+// callTool, callToolRawHooked from CallToolRaw). A call no interceptor
+// applies to takes neither: one nil check, or one scope match per
+// interceptor.
+
+// visibleTools returns the tools of server the interceptors let agents see.
+func (g *Gateway) visibleTools(ctx context.Context, server string, tools []*mcp.Tool) []*mcp.Tool {
+	if g.icpt == nil {
+		return tools
+	}
+	return g.icpt.Visible(ctx, server, tools)
+}
+
+// hooked reports whether interceptors apply to a call of server's tool.
+func (g *Gateway) hooked(server, tool string) bool {
+	return g.icpt != nil && g.icpt.Applies(server, tool)
+}
+
+// runHooks runs the interceptor chain around next and returns the result,
+// the audit's account of what interceptors did, and an error as the agent
+// sees it (an interceptor's failure names the interceptor).
+func (g *Gateway) runHooks(ctx context.Context, c *intercept.Call, next intercept.Next) (json.RawMessage, string, error) {
+	res, trace, err := g.icpt.Call(ctx, c, next)
+	if err != nil {
+		var wire *jsonrpc.Error
+		if !errors.As(err, &wire) {
+			err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+		}
+	}
+	return res, strings.Join(trace, ","), err
+}
+
+// callToolRawHooked is CallToolRaw's path for a call interceptors apply
+// to: the params are rebuilt around the arguments the chain leaves.
+func (g *Gateway) callToolRawHooked(ctx context.Context, ss *mcp.ServerSession, up RawCaller, r route, exported string,
+	args, meta json.RawMessage) (json.RawMessage, string, error) {
+	server := r.up.Name()
+	c := &intercept.Call{Server: server, Tool: r.name, ExportedTool: exported, Session: ss.ID(), Arguments: args}
+	return g.runHooks(ctx, c, func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		params, err := json.Marshal(struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments,omitempty"`
+			Meta      json.RawMessage `json:"_meta,omitempty"`
+		}{r.name, args, meta})
+		if err != nil {
+			return nil, err
+		}
+		res, err := up.CallRaw(ctx, "tools/call", params)
+		if err == nil && (len(res) == 0 || res[0] != '{') {
+			err = errors.New("tools/call result is not an object")
+		}
+		if err != nil {
+			return nil, upstreamError(server, err)
+		}
+		return res, nil
+	})
+}
+
+// callToolHooked is callTool's path for a call interceptors apply to: the
+// server's result goes through the chain as JSON and comes back typed.
+func (g *Gateway) callToolHooked(ctx context.Context, req *mcp.CallToolRequest, r route, args json.RawMessage,
+	call func(ctx context.Context, args any) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, string, error) {
+	c := &intercept.Call{Server: r.up.Name(), Tool: r.name, ExportedTool: req.Params.Name, Arguments: args}
+	if req.Session != nil {
+		c.Session = req.Session.ID()
+	}
+	raw, trace, err := g.runHooks(ctx, c, func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+		var a any
+		if len(args) > 0 {
+			a = args
+		}
+		res, err := call(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(res)
+	})
+	if err != nil {
+		return nil, trace, err
+	}
+	res := new(mcp.CallToolResult)
+	if err := json.Unmarshal(raw, res); err != nil {
+		return nil, trace, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "interceptors left an invalid result: " + err.Error()}
+	}
+	return res, trace, nil
+}

@@ -1,0 +1,95 @@
+package intercept
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// execRunner runs a shell command per hook: the Request document on stdin,
+// the Decision (or nothing, or a bare CallToolResult) on stdout, and its
+// stderr in the gateway's log. A non-zero exit is a failure.
+type execRunner struct {
+	command string
+	env     []string
+	log     zerolog.Logger
+}
+
+// maxExecOutput bounds what a command may answer: more is a failure, not a
+// gateway out of memory.
+const maxExecOutput = 16 << 20
+
+// execWaitDelay is how long a command's output may stay open after it was
+// killed (a grandchild holding stdout) before the gateway stops reading.
+var execWaitDelay = time.Second
+
+func (r *execRunner) handle(ctx context.Context, doc []byte) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", r.command)
+	cmd.Env = r.env
+	cmd.Stdin = bytes.NewReader(doc)
+	// Its own process group, killed whole at the timeout: the shell's
+	// children (jq, curl) must not outlive the hook.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = execWaitDelay
+	var out limitedBuffer
+	out.max = maxExecOutput
+	cmd.Stdout = &out
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start: %w", err)
+	}
+	logged := make(chan struct{})
+	go func() {
+		defer close(logged)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 4096), 64<<10)
+		for sc.Scan() {
+			r.log.Info().Str("stderr", sc.Text()).Msg("exec interceptor")
+		}
+		_, _ = io.Copy(io.Discard, stderr)
+	}()
+	<-logged
+	err = cmd.Wait()
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case out.over:
+		return nil, fmt.Errorf("answered more than %d bytes", maxExecOutput)
+	case err != nil:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, fmt.Errorf("command exited with status %d", ee.ExitCode())
+		}
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+func (r *execRunner) close() {}
+
+// limitedBuffer keeps up to max bytes and notes that more came.
+type limitedBuffer struct {
+	bytes.Buffer
+	max  int
+	over bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.max {
+		b.over = true
+		return 0, errors.New("output too large")
+	}
+	return b.Buffer.Write(p)
+}

@@ -1,0 +1,188 @@
+package intercept
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/rs/zerolog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcp-gateway/mcp-gateway/interceptor"
+)
+
+// pluginRunner supervises one go-plugin process. go-plugin starts and
+// ends a plugin but never restarts it: a plugin found dead (or killed for
+// not answering in time) is started again at the next hook, at once the
+// first time and with exponential backoff while it keeps failing; meanwhile
+// hooks fail fast with "down". Starts are serialized by mu, so a burst of
+// calls after a crash starts it once.
+type pluginRunner struct {
+	name string
+	path string
+	args []string
+	env  []string
+	log  zerolog.Logger
+
+	mu       sync.Mutex
+	client   *plugin.Client
+	rpc      *interceptor.Client
+	failures int       // consecutive failed starts and crashes
+	retryAt  time.Time // no start before this
+	closed   bool
+}
+
+// Backoff between restarts of a failing plugin: none after the first
+// failure, then from pluginBackoffMin doubling to pluginBackoffMax.
+var (
+	pluginBackoffMin   = 250 * time.Millisecond
+	pluginBackoffMax   = 30 * time.Second
+	pluginStartTimeout = 10 * time.Second
+)
+
+func newPlugin(spec Spec, env []string, log zerolog.Logger) *pluginRunner {
+	return &pluginRunner{name: spec.Name, path: spec.Path, args: spec.Args, env: env,
+		log: log.With().Str("interceptor", spec.Name).Logger()}
+}
+
+// start launches the plugin if it is not running. Callers outside mu.
+func (p *pluginRunner) start() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	_, err := p.getLocked()
+	return err
+}
+
+// getLocked returns a live client, starting the plugin when it is not
+// running and its backoff has passed.
+func (p *pluginRunner) getLocked() (*interceptor.Client, error) {
+	if p.closed {
+		return nil, errors.New("gateway is shutting down")
+	}
+	if p.client != nil && !p.client.Exited() {
+		return p.rpc, nil
+	}
+	if p.client != nil { // died since the last hook
+		p.log.Warn().Msg("interceptor plugin exited; restarting it")
+		p.client.Kill()
+		p.client, p.rpc = nil, nil
+		p.failedLocked()
+	}
+	if wait := time.Until(p.retryAt); wait > 0 {
+		return nil, fmt.Errorf("plugin is down; next restart in %s", wait.Round(time.Millisecond))
+	}
+	cmd := exec.Command(p.path, p.args...)
+	cmd.Env = p.env
+	client := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  interceptor.Handshake,
+		Plugins:          plugin.PluginSet{interceptor.PluginName: &interceptor.GRPCPlugin{}},
+		Cmd:              cmd,
+		SkipHostEnv:      true, // cmd.Env, without the gateway's token
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     pluginStartTimeout,
+		Logger:           hclogTo(p.log),
+		SyncStdout:       io.Discard,
+		SyncStderr:       io.Discard,
+	})
+	rpc, err := dispense(client)
+	if err != nil {
+		client.Kill()
+		p.failedLocked()
+		return nil, fmt.Errorf("start plugin: %w", err)
+	}
+	p.client, p.rpc = client, rpc
+	return rpc, nil
+}
+
+func dispense(client *plugin.Client) (*interceptor.Client, error) {
+	proto, err := client.Client()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := proto.Dispense(interceptor.PluginName)
+	if err != nil {
+		return nil, err
+	}
+	rpc, ok := raw.(*interceptor.Client)
+	if !ok {
+		return nil, fmt.Errorf("dispensed %T", raw)
+	}
+	return rpc, nil
+}
+
+// failedLocked notes a failure and sets when the next start may be.
+func (p *pluginRunner) failedLocked() {
+	p.failures++
+	if p.failures <= 1 {
+		p.retryAt = time.Time{}
+		return
+	}
+	d := pluginBackoffMin << min(p.failures-2, 20)
+	p.retryAt = time.Now().Add(min(d, pluginBackoffMax))
+}
+
+func (p *pluginRunner) handle(ctx context.Context, doc []byte) ([]byte, error) {
+	p.mu.Lock()
+	rpc, err := p.getLocked()
+	client := p.client
+	p.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	out, err := rpc.Handle(ctx, doc)
+	if err == nil {
+		p.mu.Lock()
+		if p.client == client {
+			p.failures = 0
+		}
+		p.mu.Unlock()
+		return out, nil
+	}
+	if s, ok := status.FromError(err); ok && s.Code() == codes.Unknown {
+		// The plugin's own error, returned by its method: it is alive.
+		return nil, errors.New(s.Message())
+	}
+	// Dead, or hung past the deadline: a plugin that does not answer is
+	// killed, so that it cannot pile up stuck requests, and restarted at
+	// the next hook.
+	p.mu.Lock()
+	if p.client == client && client != nil {
+		client.Kill()
+		p.client, p.rpc = nil, nil
+		p.failedLocked()
+	}
+	p.mu.Unlock()
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return nil, fmt.Errorf("plugin failed: %v", status.Convert(err).Message())
+}
+
+func (p *pluginRunner) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	if p.client != nil {
+		p.client.Kill()
+		p.client, p.rpc = nil, nil
+	}
+}
+
+// hclogTo writes go-plugin's log (which carries the plugin's stderr) to
+// the gateway's log.
+func hclogTo(log zerolog.Logger) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name:       "plugin",
+		Level:      hclog.Info,
+		Output:     log,
+		JSONFormat: true,
+	})
+}
