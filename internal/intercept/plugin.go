@@ -7,6 +7,7 @@ import (
 	"io"
 	"os/exec"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -33,6 +34,7 @@ type pluginRunner struct {
 
 	mu       sync.Mutex
 	client   *plugin.Client
+	pgid     int // the plugin's process group (its pid)
 	rpc      *interceptor.Client
 	failures int       // consecutive failed starts and crashes
 	retryAt  time.Time // no start before this
@@ -71,7 +73,7 @@ func (p *pluginRunner) getLocked() (*interceptor.Client, error) {
 	}
 	if p.client != nil { // died since the last hook
 		p.log.Warn().Msg("interceptor plugin exited; restarting it")
-		p.client.Kill()
+		stop(p.client, p.pgid, false)
 		p.client, p.rpc = nil, nil
 		p.failedLocked()
 	}
@@ -80,6 +82,10 @@ func (p *pluginRunner) getLocked() (*interceptor.Client, error) {
 	}
 	cmd := exec.Command(p.path, p.args...)
 	cmd.Env = p.env
+	// Its own process group, killed whole: go-plugin's Kill waits until
+	// the plugin's stdout closes, which a child of the plugin holding it
+	// open would delay until that child exits.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  interceptor.Handshake,
 		Plugins:          plugin.PluginSet{interceptor.PluginName: &interceptor.GRPCPlugin{}},
@@ -93,12 +99,16 @@ func (p *pluginRunner) getLocked() (*interceptor.Client, error) {
 		SyncStderr:       io.Discard,
 	})
 	rpc, err := dispense(client)
+	pgid := 0
+	if cmd.Process != nil {
+		pgid = cmd.Process.Pid
+	}
 	if err != nil {
-		client.Kill()
+		stop(client, pgid, false)
 		p.failedLocked()
 		return nil, fmt.Errorf("start plugin: %w", err)
 	}
-	p.client, p.rpc = client, rpc
+	p.client, p.rpc, p.pgid = client, rpc, pgid
 	return rpc, nil
 }
 
@@ -155,7 +165,7 @@ func (p *pluginRunner) handle(ctx context.Context, doc []byte) ([]byte, error) {
 	// the next hook.
 	p.mu.Lock()
 	if p.client == client && client != nil {
-		client.Kill()
+		stop(client, p.pgid, false)
 		p.client, p.rpc = nil, nil
 		p.failedLocked()
 	}
@@ -171,10 +181,30 @@ func (p *pluginRunner) close() {
 	defer p.mu.Unlock()
 	p.closed = true
 	if p.client != nil {
-		p.client.Kill()
+		stop(p.client, p.pgid, true)
 		p.client, p.rpc = nil, nil
 	}
 }
+
+// stop ends a plugin and waits for it. Gracefully, go-plugin closes the
+// connection and gives the plugin 2 s to exit before it kills it; the
+// process group is killed if that has not ended within pluginStopGrace.
+func stop(client *plugin.Client, pgid int, graceful bool) {
+	kill := func() {
+		if pgid > 0 {
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		}
+	}
+	if !graceful {
+		kill()
+	} else {
+		defer time.AfterFunc(pluginStopGrace, kill).Stop()
+	}
+	client.Kill()
+}
+
+// pluginStopGrace bounds a graceful stop (go-plugin's own grace is 2 s).
+var pluginStopGrace = 3 * time.Second
 
 // hclogTo writes go-plugin's log (which carries the plugin's stderr) to
 // the gateway's log.

@@ -1,0 +1,72 @@
+// Command testplugin is an interceptor plugin for the gateway's tests. It
+// decides by the call's "text" argument, so one binary exercises every
+// outcome and failure: deny, rewrite, respond, crash, hang, garbage, error,
+// token (answers with GATEWAY_ACCESS_TOKEN as it sees it) and pid (answers
+// with its process id); a result containing "replace-me" is replaced. It
+// hides the tools named in $TESTPLUGIN_HIDE (comma-separated).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/mcp-gateway/mcp-gateway/interceptor"
+)
+
+type plugin struct{}
+
+func (plugin) BeforeCall(ctx context.Context, req *interceptor.Request) (interceptor.Decision, error) {
+	var args struct{ Text string }
+	_ = json.Unmarshal(req.Arguments(), &args)
+	switch args.Text {
+	case "deny":
+		return interceptor.Deny("no " + req.Tool + " for " + req.ExportedTool + " on " + req.Server), nil
+	case "rewrite":
+		return interceptor.Rewrite(json.RawMessage(`{"text":"rewritten by plugin"}`)), nil
+	case "respond":
+		return interceptor.Respond(interceptor.TextResult("responded by plugin", false)), nil
+	case "crash":
+		os.Exit(3)
+	case "hang":
+		<-ctx.Done()
+		select {} // never answers, even once the gateway gave up
+	case "garbage":
+		return interceptor.Decision{Action: "explode"}, nil
+	case "error":
+		return interceptor.Decision{}, errors.New("plugin refuses to decide")
+	case "token":
+		return interceptor.Respond(interceptor.TextResult("token="+os.Getenv("GATEWAY_ACCESS_TOKEN"), false)), nil
+	case "pid":
+		return interceptor.Respond(interceptor.TextResult(strconv.Itoa(os.Getpid()), false)), nil
+	}
+	return interceptor.Continue(), nil
+}
+
+func (plugin) AfterCall(_ context.Context, req *interceptor.Request) (interceptor.Decision, error) {
+	if strings.Contains(string(req.Result), "replace-me") {
+		return interceptor.Replace(interceptor.TextResult("replaced by plugin", false)), nil
+	}
+	return interceptor.Continue(), nil
+}
+
+func (plugin) ListTools(_ context.Context, req *interceptor.Request) (interceptor.Decision, error) {
+	hide := strings.Split(os.Getenv("TESTPLUGIN_HIDE"), ",")
+	var out []string
+	for _, t := range req.Tools {
+		var tool struct{ Name string }
+		if json.Unmarshal(t, &tool) == nil {
+			for _, h := range hide {
+				if h != "" && h == tool.Name {
+					out = append(out, tool.Name)
+				}
+			}
+		}
+	}
+	return interceptor.Hide(out...), nil
+}
+
+func main() { interceptor.Serve(plugin{}) }
