@@ -1,0 +1,134 @@
+package intercept
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// execScript is a real exec interceptor in the style of the README: plain
+// sh and grep, deciding by the document on stdin.
+const execScript = `#!/bin/sh
+doc=$(cat)
+case "$doc" in
+  *'"hook":"tools"'*) echo '{"hide":["env"]}'; exit ;;
+  *'"hook":"after"'*)
+    case "$doc" in *'"result":'*'replace-me'*) echo '{"content":[{"type":"text","text":"replaced by exec"}]}' ;; esac
+    exit ;;
+esac
+case "$doc" in
+  *'"text":"deny"'*) echo '{"action":"deny","message":"not from exec"}' ;;
+  *'"text":"rewrite"'*) echo '{"action":"rewrite","arguments":{"text":"rewritten by exec"}}' ;;
+  *'"text":"bare"'*) echo '{"content":[{"type":"text","text":"bare result"}]}' ;;
+  *'"text":"fail"'*) echo "failing on purpose" >&2; exit 7 ;;
+  *'"text":"hang"'*) sleep 30 ;;
+  *'"text":"garbage"'*) echo 'this is not json' ;;
+  *'"text":"token"'*) printf '{"action":"respond","result":{"content":[{"type":"text","text":"token=%s"}]}}' "$GATEWAY_ACCESS_TOKEN" ;;
+  *'"text":"hello"'*) echo "$doc" > "$(dirname "$0")/last-before.json" ;;
+esac
+`
+
+func execConfig(t *testing.T, extra string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	script := filepath.Join(dir, "policy.sh")
+	if err := os.WriteFile(script, []byte(execScript), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd, _ := json.Marshal(script)
+	return `{"interceptors":[{"name":"tp","type":"exec","command":` + string(cmd) + `,"hooks":["before","after","tools"]` + extra + `}]}`, dir
+}
+
+func TestExecDecisions(t *testing.T) {
+	doc, dir := execConfig(t, "")
+	e := engine(t, doc, nil, "GATEWAY_ACCESS_TOKEN=secret-gateway-token")
+	cases := []struct {
+		text, want, trace string
+		isError, upstream bool
+	}{
+		{"hello", "echo:hello", "", false, true},
+		{"deny", `denied by interceptor "tp": not from exec`, "tp:deny", true, false},
+		{"rewrite", "echo:rewritten by exec", "tp:rewrite", false, true},
+		{"bare", "bare result", "tp:respond", false, false}, // docker/mcp-gateway style
+		{"replace-me", "replaced by exec", "tp:replace", false, true},
+		{"token", "token=", "tp:respond", false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.text, func(t *testing.T) {
+			u := &upstream{}
+			res, trace, err := e.Call(context.Background(), call(c.text), u.next)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, isErr := resultText(t, res)
+			if got != c.want || isErr != c.isError {
+				t.Errorf("result %q (isError %v), want %q (%v)", got, isErr, c.want, c.isError)
+			}
+			if strings.Join(trace, ",") != c.trace {
+				t.Errorf("trace %q, want %q", trace, c.trace)
+			}
+			if (u.calls.Load() == 1) != c.upstream {
+				t.Errorf("upstream called %d times; want called: %v", u.calls.Load(), c.upstream)
+			}
+		})
+	}
+	// What the script was given for "hello": the documented request.
+	b, err := os.ReadFile(filepath.Join(dir, "last-before.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var req map[string]any
+	if err := json.Unmarshal(b, &req); err != nil {
+		t.Fatal(err)
+	}
+	params, _ := req["params"].(map[string]any)
+	args, _ := params["arguments"].(map[string]any)
+	if req["hook"] != "before" || req["server"] != "srv" || req["tool"] != "echo" || req["exportedTool"] != "srv_echo" ||
+		req["session"] != "s1" || params["name"] != "srv_echo" || args["text"] != "hello" {
+		t.Errorf("request document %s", b)
+	}
+}
+
+func TestExecHidesTools(t *testing.T) {
+	doc, _ := execConfig(t, "")
+	e := engine(t, doc, nil)
+	if got := names(e.Visible(context.Background(), "srv", []*mcp.Tool{{Name: "echo"}, {Name: "env"}})); got != "echo" {
+		t.Errorf("visible %s, want echo", got)
+	}
+}
+
+func TestExecFailures(t *testing.T) {
+	doc, _ := execConfig(t, `,"timeout":"500ms"`)
+	e := engine(t, doc, nil)
+	for text, want := range map[string]string{
+		"fail":    "command exited with status 7",
+		"hang":    "no answer within 500ms",
+		"garbage": "answered something other than a JSON object",
+	} {
+		u := &upstream{}
+		_, _, err := e.Call(context.Background(), call(text), u.next)
+		interceptorError(t, err, want)
+		if u.calls.Load() != 0 {
+			t.Errorf("%s: the server was called", text)
+		}
+	}
+}
+
+func TestExecFailOpen(t *testing.T) {
+	doc, _ := execConfig(t, `,"timeout":"500ms","failOpen":true`)
+	e := engine(t, doc, nil)
+	for _, text := range []string{"fail", "hang", "garbage"} {
+		res, trace, err := e.Call(context.Background(), call(text), (&upstream{}).next)
+		if err != nil {
+			t.Fatalf("%s: %v", text, err)
+		}
+		if got, _ := resultText(t, res); got != "echo:"+text || strings.Join(trace, ",") != "tp:failed-open" {
+			t.Errorf("%s: %q, trace %v", text, got, trace)
+		}
+	}
+}
