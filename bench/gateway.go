@@ -49,6 +49,7 @@ type box struct {
 	serversDir string
 	catalog    string
 	env        []string // extra environment of the launch command
+	args       []string // extra flags of the launch command
 	protocol   string   // MCP version clients ask for ("" = the SDK's latest)
 	gwPID      int      // the background gateway, once launched
 	// CPU time (user+sys) the launch took: the launch command itself, and
@@ -103,6 +104,7 @@ func (b *box) launch(ctx context.Context, cfg string) (time.Duration, error) {
 		"--startup-timeout", "50s",
 		"--shutdown-grace", "3s",
 	)
+	cmd.Args = append(cmd.Args, b.args...)
 	cmd.Env = append(append(os.Environ(), "GATEWAY_ACCESS_TOKEN="+b.token), b.env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
