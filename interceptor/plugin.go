@@ -2,6 +2,9 @@ package interceptor
 
 import (
 	"context"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
@@ -28,6 +31,9 @@ func Serve(impl Interceptor) {
 		HandshakeConfig: Handshake,
 		Plugins:         plugin.PluginSet{PluginName: &GRPCPlugin{Impl: impl}},
 		GRPCServer:      plugin.DefaultGRPCServer,
+		// go-plugin's own chatter stays out of the gateway's log, which
+		// gets the plugin's stderr; warnings and errors still go there.
+		Logger: hclog.New(&hclog.LoggerOptions{Name: "interceptor", Level: hclog.Warn, Output: os.Stderr}),
 	})
 }
 

@@ -133,10 +133,6 @@ func (g *gateway) runServers(runCtx context.Context, wg *sync.WaitGroup) {
 // logs), then opens the merged view and marks the gateway ready. It returns
 // the number of tools.
 func (g *gateway) open(ctx context.Context) (tools int, err error) {
-	if err := g.icpt.Start(ctx); err != nil {
-		g.log.Error().Err(err).Msg("startup failed")
-		return 0, err
-	}
 	if err := g.waitStarted(ctx); err != nil {
 		g.log.Error().Err(err).Msg("startup failed")
 		return 0, err
@@ -152,6 +148,9 @@ func (g *gateway) open(ctx context.Context) (tools int, err error) {
 
 func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary)) error {
 	began := time.Now()
+	if err := g.startInterceptors(ctx); err != nil {
+		return err
+	}
 	g.ep = endpoint.New(g.agg, g.token, endpoint.Options{
 		Logger:      g.log,
 		Limits:      g.set.Limits,
@@ -198,6 +197,17 @@ func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary))
 		stop()
 		return fmt.Errorf("serve http: %w", err)
 	}
+}
+
+// startInterceptors starts the interceptor plugins before the servers,
+// whose first tools listing may ask them: a plugin that cannot start fails
+// the start, as a bad config does.
+func (g *gateway) startInterceptors(ctx context.Context) error {
+	if err := g.icpt.Start(ctx); err != nil {
+		g.log.Error().Err(err).Msg("startup failed")
+		return err
+	}
+	return nil
 }
 
 // waitStarted waits for every server's first start, failing as soon as one

@@ -74,6 +74,9 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // start wait in the pipe.
 func (g *gateway) runStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	began := time.Now()
+	if err := g.startInterceptors(ctx); err != nil {
+		return err
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	g.runServers(runCtx, &wg)

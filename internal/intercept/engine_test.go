@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -207,7 +208,10 @@ func TestPluginFailOpen(t *testing.T) {
 		if got, _ := resultText(t, res); got != "echo:"+text || u.calls.Load() != 1 {
 			t.Errorf("%s: result %q, upstream calls %d: want the call let through", text, got, u.calls.Load())
 		}
-		if strings.Join(trace, ",") != "tp:failed-open" {
+		// The after hook may fail open too: a plugin killed at the before
+		// hook restarts within the after hook's timeout only on a machine
+		// that is not busy.
+		if len(trace) == 0 || slices.ContainsFunc(trace, func(s string) bool { return s != "tp:failed-open" }) {
 			t.Errorf("%s: trace %v", text, trace)
 		}
 	}

@@ -1,6 +1,7 @@
 package intercept
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -95,6 +96,7 @@ func (p *pluginRunner) getLocked() (*interceptor.Client, error) {
 		AutoMTLS:         true,
 		StartTimeout:     pluginStartTimeout,
 		Logger:           hclogTo(p.log),
+		Stderr:           &lineLog{log: p.log},
 		SyncStdout:       io.Discard,
 		SyncStderr:       io.Discard,
 	})
@@ -206,13 +208,42 @@ func stop(client *plugin.Client, pgid int, graceful bool) {
 // pluginStopGrace bounds a graceful stop (go-plugin's own grace is 2 s).
 var pluginStopGrace = 3 * time.Second
 
-// hclogTo writes go-plugin's log (which carries the plugin's stderr) to
-// the gateway's log.
+// hclogTo writes go-plugin's own warnings and errors (a plugin that fails
+// its handshake, panics) to the gateway's log.
 func hclogTo(log zerolog.Logger) hclog.Logger {
 	return hclog.New(&hclog.LoggerOptions{
-		Name:       "plugin",
-		Level:      hclog.Info,
+		Name:       "go-plugin",
+		Level:      hclog.Warn,
 		Output:     log,
 		JSONFormat: true,
 	})
+}
+
+// lineLog logs a plugin's stderr, one line per entry, as the supervisor
+// logs a server's.
+type lineLog struct {
+	log zerolog.Logger
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (w *lineLog) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		if line := bytes.TrimSpace(w.buf[:i]); len(line) > 0 {
+			w.log.Info().Str("stream", "stderr").Str("line", string(line)).Msg("interceptor plugin")
+		}
+		w.buf = w.buf[i+1:]
+	}
+	if len(w.buf) > 64<<10 { // a line without end: log what came
+		w.log.Info().Str("stream", "stderr").Str("line", string(w.buf)).Msg("interceptor plugin")
+		w.buf = w.buf[:0]
+	}
+	return len(p), nil
 }
