@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
@@ -72,11 +73,15 @@ type link struct {
 	size   *sizeGuard
 }
 
-// runner sends one Request document and returns the Decision document.
+// runner sends one Request document and returns the Decision document,
+// within timeout (errTimeout when it passes).
 type runner interface {
-	handle(ctx context.Context, doc []byte) ([]byte, error)
+	handle(ctx context.Context, doc []byte, timeout time.Duration) ([]byte, error)
 	close()
 }
+
+// errTimeout is a hook that did not answer within its timeout.
+var errTimeout = errors.New("timed out")
 
 // tokenEnv is the gateway's own secret; no interceptor process gets it.
 const tokenEnv = "GATEWAY_ACCESS_TOKEN"
@@ -367,11 +372,9 @@ func (l *link) ask(ctx context.Context, req *interceptor.Request) (interceptor.D
 	if err != nil {
 		return interceptor.Decision{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, l.spec.Timeout)
-	defer cancel()
-	out, err := l.run.handle(ctx, doc)
+	out, err := l.run.handle(ctx, doc, l.spec.Timeout)
 	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		if errors.Is(err, errTimeout) {
 			return interceptor.Decision{}, fmt.Errorf("no answer within %s", l.spec.Timeout)
 		}
 		return interceptor.Decision{}, err

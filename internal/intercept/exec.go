@@ -31,7 +31,9 @@ const maxExecOutput = 16 << 20
 // killed (a grandchild holding stdout) before the gateway stops reading.
 var execWaitDelay = time.Second
 
-func (r *execRunner) handle(ctx context.Context, doc []byte) ([]byte, error) {
+func (r *execRunner) handle(ctx context.Context, doc []byte, timeout time.Duration) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", r.command)
 	cmd.Env = r.env
 	cmd.Stdin = bytes.NewReader(doc)
@@ -63,6 +65,8 @@ func (r *execRunner) handle(ctx context.Context, doc []byte) ([]byte, error) {
 	<-logged
 	err = cmd.Wait()
 	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return nil, errTimeout
 	case ctx.Err() != nil:
 		return nil, ctx.Err()
 	case out.over:

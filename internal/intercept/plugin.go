@@ -141,7 +141,10 @@ func (p *pluginRunner) failedLocked() {
 	p.retryAt = time.Now().Add(min(d, pluginBackoffMax))
 }
 
-func (p *pluginRunner) handle(ctx context.Context, doc []byte) ([]byte, error) {
+// handle sends doc to the plugin. The timeout bounds the plugin's answer,
+// not a (re)start, which pluginStartTimeout bounds: a call right after a
+// crash is not failed for the time a restart takes.
+func (p *pluginRunner) handle(ctx context.Context, doc []byte, timeout time.Duration) ([]byte, error) {
 	p.mu.Lock()
 	rpc, err := p.getLocked()
 	client := p.client
@@ -149,6 +152,8 @@ func (p *pluginRunner) handle(ctx context.Context, doc []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	out, err := rpc.Handle(ctx, doc)
 	if err == nil {
 		p.mu.Lock()
@@ -162,6 +167,9 @@ func (p *pluginRunner) handle(ctx context.Context, doc []byte) ([]byte, error) {
 		// The plugin's own error, returned by its method: it is alive.
 		return nil, errors.New(s.Message())
 	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return nil, ctx.Err() // the agent gave up on the call; the plugin is fine
+	}
 	// Dead, or hung past the deadline: a plugin that does not answer is
 	// killed, so that it cannot pile up stuck requests, and restarted at
 	// the next hook.
@@ -172,6 +180,9 @@ func (p *pluginRunner) handle(ctx context.Context, doc []byte) ([]byte, error) {
 		p.failedLocked()
 	}
 	p.mu.Unlock()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return nil, errTimeout
+	}
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
