@@ -144,7 +144,7 @@ func TestParseOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.calls >= 100_000 || o.duration >= 5*time.Second || o.only["profile"] || !o.only["calls"] || !o.only["launch"] ||
+	if o.calls >= 100_000 || o.duration >= 5*time.Second || o.only["profile"] || !o.only["calls"] || !o.only["launch"] || !o.only["interceptors"] ||
 		o.reps != 1 || o.targetReps != 1 {
 		t.Fatalf("-quick options not shrunk or parts wrong: %+v", o)
 	}
