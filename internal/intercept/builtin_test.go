@@ -18,6 +18,7 @@ func TestToolFilters(t *testing.T) {
 	servers := []catalog.ServerSpec{
 		{Name: "gh", Tools: &catalog.ToolFilter{Allow: []string{"get_*", "list_*"}, Deny: []string{"get_secret*"}}},
 		{Name: "fs"},
+		{Name: "odd*", Tools: &catalog.ToolFilter{Deny: []string{"read_file"}}},
 	}
 	e := engine(t, `{"interceptors":[{"name":"no-writes","type":"toolFilter","servers":["fs","gh"],"deny":["*write*"]}]}`, servers)
 	tools := []*mcp.Tool{{Name: "get_issue"}, {Name: "get_secret_value"}, {Name: "list_prs"}, {Name: "create_pr"}, {Name: "list_write_ops"}}
@@ -30,6 +31,13 @@ func TestToolFilters(t *testing.T) {
 	}
 	if got := names(e.Visible(context.Background(), "other", fs)); got != "read_file,write_file" {
 		t.Errorf("a server out of scope: visible %s", got)
+	}
+	// A server key is matched as written, not as a glob.
+	if got := names(e.Visible(context.Background(), "odd*", fs)); got != "write_file" {
+		t.Errorf("odd*: visible %s", got)
+	}
+	if got := names(e.Visible(context.Background(), "oddity", []*mcp.Tool{{Name: "read_file"}})); got != "read_file" {
+		t.Errorf("oddity took odd*'s filter: visible %s", got)
 	}
 	// Filters only list: calls pay nothing for them.
 	if e.Applies("gh", "get_issue") {

@@ -101,7 +101,7 @@ func New(cfg *Config, servers []catalog.ServerSpec, opts Options) *Engine {
 	e := &Engine{log: opts.Logger}
 	for _, s := range servers {
 		if s.Tools != nil {
-			spec := Spec{Name: catalog.ToolsKey + ":" + s.Name, Type: TypeToolFilter, Servers: []string{s.Name},
+			spec := Spec{Name: catalog.ToolsKey + ":" + s.Name, Type: TypeToolFilter, Servers: []string{literal(s.Name)},
 				Allow: s.Tools.Allow, Deny: s.Tools.Deny}
 			e.chain = append(e.chain, &link{spec: spec, filter: &toolFilter{allow: spec.Allow, deny: spec.Deny}})
 		}
@@ -135,6 +135,18 @@ func New(cfg *Config, servers []catalog.ServerSpec, opts Options) *Engine {
 		return nil // nothing to run: callers skip a nil engine at no cost
 	}
 	return e
+}
+
+// literal is a glob that matches exactly s (a server key may hold '*').
+func literal(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // hooks reports whether the link runs at hook.
