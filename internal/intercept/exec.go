@@ -39,7 +39,7 @@ func (r *execRunner) handle(ctx context.Context, doc []byte, timeout time.Durati
 	cmd.Stdin = bytes.NewReader(doc)
 	// Its own process group, killed whole at the timeout: the shell's
 	// children (jq, curl) must not outlive the hook.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = execWaitDelay
 	var out limitedBuffer

@@ -85,8 +85,9 @@ func (p *pluginRunner) getLocked() (*interceptor.Client, error) {
 	cmd.Env = p.env
 	// Its own process group, killed whole: go-plugin's Kill waits until
 	// the plugin's stdout closes, which a child of the plugin holding it
-	// open would delay until that child exits.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// open would delay until that child exits. Pdeathsig, as for servers:
+	// a gateway that dies without cleaning up takes its plugins along.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	client := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  interceptor.Handshake,
 		Plugins:          plugin.PluginSet{interceptor.PluginName: &interceptor.GRPCPlugin{}},
