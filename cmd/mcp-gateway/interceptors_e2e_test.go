@@ -139,7 +139,7 @@ func TestInterceptorsHTTP(t *testing.T) {
 		{"SDK path", `{"progressToken":"p"}`, "text/event-stream"},
 	} {
 		for text, want := range map[string]string{"deny": `denied by interceptor \"tp\": no echo`, "rewrite": "rewritten by plugin", "replace-me": "replaced by plugin"} {
-			ct, reply := s.call(callBody(7, "echo", `{"text":"`+text+`"}`, c.meta))
+			ct, reply := s.call(toolCall(7, "echo", `{"text":"`+text+`"}`, c.meta))
 			if !strings.HasPrefix(ct, c.contentType) {
 				t.Errorf("%s %s: Content-Type %q, want %q", c.name, text, ct, c.contentType)
 			}
@@ -223,6 +223,15 @@ func TestInterceptorsBadConfig(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "missing.json") {
 		t.Errorf("missing named file: exit %d, stderr %q", r.code, r.stderr)
 	}
+}
+
+// toolCall is a tools/call request body; meta, if set, is its params' _meta.
+func toolCall(id int, tool, args, meta string) string {
+	p := `{"name":"` + tool + `","arguments":` + args
+	if meta != "" {
+		p += `,"_meta":` + meta
+	}
+	return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}}`, id, p)
 }
 
 // plainSession is an MCP session over plain HTTP requests, to see which
