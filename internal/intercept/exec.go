@@ -1,12 +1,10 @@
 package intercept
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os/exec"
 	"syscall"
 	"time"
@@ -45,25 +43,15 @@ func (r *execRunner) handle(ctx context.Context, doc []byte, timeout time.Durati
 	var out limitedBuffer
 	out.max = maxExecOutput
 	cmd.Stdout = &out
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return nil, err
-	}
+	// A writer, not a pipe read here: Wait then stops waiting for output
+	// after WaitDelay even if a process that left the group holds it open.
+	stderr := &lineLog{log: r.log, msg: "exec interceptor"}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start: %w", err)
 	}
-	logged := make(chan struct{})
-	go func() {
-		defer close(logged)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 4096), 64<<10)
-		for sc.Scan() {
-			r.log.Info().Str("stderr", sc.Text()).Msg("exec interceptor")
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-	}()
-	<-logged
-	err = cmd.Wait()
+	err := cmd.Wait()
+	stderr.flush()
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, errTimeout

@@ -6,7 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/rs/zerolog"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -130,5 +133,39 @@ func TestExecFailOpen(t *testing.T) {
 		if got, _ := resultText(t, res); got != "echo:"+text || strings.Join(trace, ",") != "tp:failed-open" {
 			t.Errorf("%s: %q, trace %v", text, got, trace)
 		}
+	}
+}
+
+// syncBuffer is a log destination safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestExecStderrIsLogged(t *testing.T) {
+	doc, _ := execConfig(t, "")
+	cfg, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	e := New(cfg, nil, Options{Logger: zerolog.New(&logs)})
+	defer e.Close()
+	_, _, err = e.Call(context.Background(), call("fail"), (&upstream{}).next)
+	interceptorError(t, err, "status 7")
+	if !strings.Contains(logs.String(), `"interceptor":"tp","stream":"stderr","line":"failing on purpose"`) {
+		t.Errorf("log lacks the command's stderr:\n%s", logs.String())
 	}
 }

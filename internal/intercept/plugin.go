@@ -97,7 +97,7 @@ func (p *pluginRunner) getLocked() (*interceptor.Client, error) {
 		AutoMTLS:         true,
 		StartTimeout:     pluginStartTimeout,
 		Logger:           hclogTo(p.log),
-		Stderr:           &lineLog{log: p.log},
+		Stderr:           &lineLog{log: p.log, msg: "interceptor plugin"},
 		SyncStdout:       io.Discard,
 		SyncStderr:       io.Discard,
 	})
@@ -231,12 +231,23 @@ func hclogTo(log zerolog.Logger) hclog.Logger {
 	})
 }
 
-// lineLog logs a plugin's stderr, one line per entry, as the supervisor
-// logs a server's.
+// lineLog logs a plugin's or exec command's stderr, one line per entry, as
+// the supervisor logs a server's.
 type lineLog struct {
 	log zerolog.Logger
+	msg string
 	mu  sync.Mutex
 	buf []byte
+}
+
+// flush logs a last line that had no newline.
+func (w *lineLog) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if line := bytes.TrimSpace(w.buf); len(line) > 0 {
+		w.log.Info().Str("stream", "stderr").Str("line", string(line)).Msg(w.msg)
+	}
+	w.buf = w.buf[:0]
 }
 
 func (w *lineLog) Write(p []byte) (int, error) {
@@ -249,12 +260,12 @@ func (w *lineLog) Write(p []byte) (int, error) {
 			break
 		}
 		if line := bytes.TrimSpace(w.buf[:i]); len(line) > 0 {
-			w.log.Info().Str("stream", "stderr").Str("line", string(line)).Msg("interceptor plugin")
+			w.log.Info().Str("stream", "stderr").Str("line", string(line)).Msg(w.msg)
 		}
 		w.buf = w.buf[i+1:]
 	}
 	if len(w.buf) > 64<<10 { // a line without end: log what came
-		w.log.Info().Str("stream", "stderr").Str("line", string(w.buf)).Msg("interceptor plugin")
+		w.log.Info().Str("stream", "stderr").Str("line", string(w.buf)).Msg(w.msg)
 		w.buf = w.buf[:0]
 	}
 	return len(p), nil
