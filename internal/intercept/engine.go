@@ -250,10 +250,10 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage,
 			}
 			return interceptor.TextResult(msg, true), append(trace, l.spec.Name+":deny"), nil
 		case interceptor.ActionRewrite:
-			args = d.Arguments
+			args = compact(d.Arguments)
 			trace = append(trace, l.spec.Name+":rewrite")
 		case interceptor.ActionRespond:
-			res, answered = d.Result, true
+			res, answered = compact(d.Result), true
 			trace = append(trace, l.spec.Name+":respond")
 		}
 		if answered {
@@ -284,7 +284,7 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage,
 			return nil, append(trace, l.spec.Name+":failed"), &Error{Interceptor: l.spec.Name, Err: err}
 		}
 		if d.Action == interceptor.ActionReplace {
-			res = d.Result
+			res = compact(d.Result)
 			trace = append(trace, l.spec.Name+":replace")
 		}
 	}
@@ -422,6 +422,17 @@ func decode(out []byte, hook interceptor.Hook) (interceptor.Decision, error) {
 		return interceptor.Decision{}, fmt.Errorf("answered an invalid decision: %v", err)
 	}
 	return d, nil
+}
+
+// compact returns a document on one line: a plugin may answer pretty
+// printed JSON, and what the gateway passes on as bytes (to a stdio
+// server, to the agent on the fast path) is one line. Validated before.
+func compact(doc json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, doc) != nil {
+		return doc
+	}
+	return b.Bytes()
 }
 
 // checkBefore validates a before decision.

@@ -31,6 +31,7 @@ case "$doc" in
   *'"text":"fail"'*) echo "failing on purpose" >&2; exit 7 ;;
   *'"text":"hang"'*) sleep 30 ;;
   *'"text":"garbage"'*) echo 'this is not json' ;;
+  *'"text":"pretty"'*) printf '{\n  "action": "rewrite",\n  "arguments": {\n    "text": "was pretty"\n  }\n}\n' ;;
   *'"text":"token"'*) printf '{"action":"respond","result":{"content":[{"type":"text","text":"token=%s"}]}}' "$GATEWAY_ACCESS_TOKEN" ;;
   *'"text":"hello"'*) echo "$doc" > "$(dirname "$0")/last-before.json" ;;
 esac
@@ -60,13 +61,23 @@ func TestExecDecisions(t *testing.T) {
 		{"bare", "bare result", "tp:respond", false, false}, // docker/mcp-gateway style
 		{"replace-me", "replaced by exec", "tp:replace", false, true},
 		{"token", "token=", "tp:respond", false, false},
+		{"pretty", "echo:was pretty", "tp:rewrite", false, true},
 	}
 	for _, c := range cases {
 		t.Run(c.text, func(t *testing.T) {
 			u := &upstream{}
-			res, trace, err := e.Call(context.Background(), call(c.text), u.next)
+			var sent json.RawMessage
+			next := func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
+				sent = args
+				return u.next(ctx, args)
+			}
+			res, trace, err := e.Call(context.Background(), call(c.text), next)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// What goes on as bytes is one line (stdio framing).
+			if strings.Contains(string(sent), "\n") || strings.Contains(string(res), "\n") {
+				t.Errorf("not compacted: sent %q, result %q", sent, res)
 			}
 			got, isErr := resultText(t, res)
 			if got != c.want || isErr != c.isError {
