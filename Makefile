@@ -44,7 +44,7 @@ test: test-deps lint
 # inputs live in each package's testdata/fuzz.
 FUZZTIME ?= 5s
 FUZZ_TARGETS = internal/catalog:FuzzResolve internal/catalog:FuzzParseCatalog internal/catalog:FuzzNameRules \
-	internal/aggregate:FuzzSanitizeName internal/endpoint:FuzzHTTPEndpoint internal/endpoint:FuzzLaneWire
+	internal/aggregate:FuzzSanitizeName internal/intercept:FuzzInterceptorInput internal/endpoint:FuzzHTTPEndpoint internal/endpoint:FuzzLaneWire
 fuzz:
 	@GO="$(GO)" FUZZTIME=$(FUZZTIME) bash test/fuzz.sh $(FUZZ_TARGETS)
 

@@ -69,7 +69,7 @@ func resultText(t *testing.T, res json.RawMessage) (string, bool) {
 }
 
 func TestPluginDecisions(t *testing.T) {
-	e := engine(t, pluginConfig(testPluginBin, ""), nil)
+	e := engine(t, pluginConfig(testPluginBin(t), ""), nil)
 	cases := []struct {
 		text, want, trace string
 		isError, upstream bool
@@ -102,7 +102,7 @@ func TestPluginDecisions(t *testing.T) {
 }
 
 func TestPluginHidesTools(t *testing.T) {
-	e := engine(t, pluginConfig(testPluginBin, ""), nil, "TESTPLUGIN_HIDE=env,crash")
+	e := engine(t, pluginConfig(testPluginBin(t), ""), nil, "TESTPLUGIN_HIDE=env,crash")
 	tools := []*mcp.Tool{{Name: "echo"}, {Name: "env"}, {Name: "crash"}, {Name: "big"}}
 	got := names(e.Visible(context.Background(), "srv", tools))
 	if got != "echo,big" {
@@ -119,7 +119,7 @@ func names(tools []*mcp.Tool) string {
 }
 
 func TestPluginNeverGetsGatewayToken(t *testing.T) {
-	e := engine(t, pluginConfig(testPluginBin, ""), nil, "GATEWAY_ACCESS_TOKEN=secret-gateway-token")
+	e := engine(t, pluginConfig(testPluginBin(t), ""), nil, "GATEWAY_ACCESS_TOKEN=secret-gateway-token")
 	res, _, err := e.Call(context.Background(), call("token"), (&upstream{}).next)
 	if err != nil {
 		t.Fatal(err)
@@ -152,7 +152,7 @@ func pid(t *testing.T, e *Engine) string {
 }
 
 func TestPluginCrashFailsClosedAndRestarts(t *testing.T) {
-	e := engine(t, pluginConfig(testPluginBin, ""), nil)
+	e := engine(t, pluginConfig(testPluginBin(t), ""), nil)
 	before := pid(t, e)
 	u := &upstream{}
 	_, trace, err := e.Call(context.Background(), call("crash"), u.next)
@@ -168,7 +168,7 @@ func TestPluginCrashFailsClosedAndRestarts(t *testing.T) {
 }
 
 func TestPluginCrashLoopBacksOff(t *testing.T) {
-	e := engine(t, pluginConfig(testPluginBin, ""), nil)
+	e := engine(t, pluginConfig(testPluginBin(t), ""), nil)
 	for range 2 {
 		_, _, err := e.Call(context.Background(), call("crash"), (&upstream{}).next)
 		interceptorError(t, err, "plugin failed")
@@ -180,7 +180,7 @@ func TestPluginCrashLoopBacksOff(t *testing.T) {
 }
 
 func TestPluginHangTimesOutAndRestarts(t *testing.T) {
-	e := engine(t, pluginConfig(testPluginBin, `,"timeout":"300ms"`), nil)
+	e := engine(t, pluginConfig(testPluginBin(t), `,"timeout":"300ms"`), nil)
 	before := pid(t, e)
 	_, _, err := e.Call(context.Background(), call("hang"), (&upstream{}).next)
 	interceptorError(t, err, "no answer within 300ms")
@@ -190,7 +190,7 @@ func TestPluginHangTimesOutAndRestarts(t *testing.T) {
 }
 
 func TestPluginGarbageFailsClosed(t *testing.T) {
-	e := engine(t, pluginConfig(testPluginBin, ""), nil)
+	e := engine(t, pluginConfig(testPluginBin(t), ""), nil)
 	_, _, err := e.Call(context.Background(), call("garbage"), (&upstream{}).next)
 	interceptorError(t, err, `answered action "explode" to a before hook`)
 	_, _, err = e.Call(context.Background(), call("error"), (&upstream{}).next)
@@ -198,7 +198,7 @@ func TestPluginGarbageFailsClosed(t *testing.T) {
 }
 
 func TestPluginFailOpen(t *testing.T) {
-	e := engine(t, pluginConfig(testPluginBin, `,"failOpen":true,"timeout":"300ms"`), nil)
+	e := engine(t, pluginConfig(testPluginBin(t), `,"failOpen":true,"timeout":"300ms"`), nil)
 	for _, text := range []string{"garbage", "error", "crash", "hang"} {
 		u := &upstream{}
 		res, trace, err := e.Call(context.Background(), call(text), u.next)
@@ -239,7 +239,7 @@ func TestPluginThatIsNotAPluginFailsStart(t *testing.T) {
 }
 
 func TestExamplePlugin(t *testing.T) {
-	b, _ := json.Marshal(examplePluginBin)
+	b, _ := json.Marshal(examplePluginBin(t))
 	e := engine(t, `{"interceptors":[{"name":"policy","type":"plugin","path":`+string(b)+`,"hooks":["before","after","tools"]}]}`, nil)
 	tools := []*mcp.Tool{{Name: "read_file"}, {Name: "delete_file"}, {Name: "deleteAll"}}
 	if got := names(e.Visible(context.Background(), "fs", tools)); got != "read_file" {
