@@ -1,6 +1,8 @@
 package intercept
 
 import (
+	"context"
+	"path/filepath"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
@@ -52,4 +54,32 @@ func BenchmarkAppliesOutOfScope(b *testing.B) {
 	for b.Loop() {
 		e.Applies("s00", "echo")
 	}
+}
+
+// BenchmarkPluginCall is one call through a plugin interceptor at before
+// and after that continues (the test plugin, with arguments it ignores):
+// the gateway's side of two gRPC round trips.
+func BenchmarkPluginCall(b *testing.B) {
+	buildPlugins(&testing.T{})
+	e := engineB(b, pluginConfig(filepath.Join(binDir, "testplugin"), ""))
+	u := &upstream{}
+	c := call("hello")
+	for b.Loop() {
+		if _, _, err := e.Call(context.Background(), c, u.next); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func engineB(b *testing.B, doc string) *Engine {
+	cfg, err := Parse([]byte(doc))
+	if err != nil {
+		b.Fatal(err)
+	}
+	e := New(cfg, nil, Options{})
+	if err := e.Start(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	return e
 }
