@@ -60,7 +60,7 @@ func BenchmarkAppliesOutOfScope(b *testing.B) {
 // and after that continues (the test plugin, with arguments it ignores):
 // the gateway's side of two gRPC round trips.
 func BenchmarkPluginCall(b *testing.B) {
-	buildPlugins(&testing.T{})
+	buildPlugins(b)
 	e := engineB(b, pluginConfig(filepath.Join(binDir, "testplugin"), ""))
 	u := &upstream{}
 	c := call("hello")

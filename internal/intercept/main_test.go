@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func buildPlugins(t *testing.T) {
+func buildPlugins(t testing.TB) {
 	t.Helper()
 	buildOnce.Do(func() {
 		if binDir, buildErr = os.MkdirTemp("", "intercept-plugins-"); buildErr != nil {
