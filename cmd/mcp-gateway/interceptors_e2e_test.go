@@ -49,8 +49,9 @@ func testPlugin(t *testing.T) string {
 
 // interceptorSetup writes an interceptor config with the test plugin on
 // server alpha (hiding alpha's env tool) and an exec script on beta, and
-// returns its path and the mcp config: alpha (echo, env, pid, with pid
-// filtered out by x-tools) and beta (echo, exported as beta_echo).
+// returns its path and the mcp config: alpha (echo, env, pid, add_tool,
+// with pid and secret_* filtered out by x-tools) and beta (echo, exported
+// as beta_echo).
 func interceptorSetup(t *testing.T, dir string) (file, cfg string) {
 	t.Helper()
 	script := filepath.Join(dir, "policy.sh")
@@ -70,8 +71,8 @@ esac
 		t.Fatal(err)
 	}
 	cfg = mcpConfig(t, map[string]any{
-		"alpha": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "alpha", Tools: []string{"echo", "env", "pid"}}),
-			"x-tools": map[string]any{"deny": []string{"pid"}}},
+		"alpha": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "alpha", Tools: []string{"echo", "env", "pid", "add_tool"}}),
+			"x-tools": map[string]any{"deny": []string{"pid", "secret_*"}}},
 		"beta": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "beta", Tools: []string{"echo"}})},
 	})
 	return file, cfg
@@ -85,7 +86,7 @@ func checkIntercepted(t *testing.T, ctx context.Context, cs *mcp.ClientSession) 
 	t.Helper()
 	names := toolNames(t, ctx, cs)
 	slices.Sort(names)
-	if want := []string{"beta_echo", "echo"}; !slices.Equal(names, want) {
+	if want := []string{"add_tool", "beta_echo", "echo"}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v (env hidden by the plugin, pid by x-tools)", names, want)
 	}
 	for _, hidden := range []string{"env", "pid"} {
@@ -158,6 +159,28 @@ func TestInterceptorsHTTP(t *testing.T) {
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "respond"}})
 	if err != nil || text(t, res) != "responded by plugin" {
 		t.Errorf("after the crash: %v %v", res, err)
+	}
+
+	// Tools a server adds later are filtered as well: its list_changed
+	// re-list goes through the same filters.
+	changed := make(chan struct{}, 8)
+	cs2 := sb.connect(ctx, &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+		changed <- struct{}{}
+	}})
+	for _, name := range []string{"secret_tool", "open_tool"} {
+		if _, err := cs2.CallTool(ctx, &mcp.CallToolParams{Name: "add_tool", Arguments: map[string]any{"name": name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for names := toolNames(t, ctx, cs2); !slices.Contains(names, "open_tool"); names = toolNames(t, ctx, cs2) {
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			t.Fatalf("open_tool never listed: %v", names)
+		}
+	}
+	if names := toolNames(t, ctx, cs2); slices.Contains(names, "secret_tool") {
+		t.Errorf("a tool added later and denied by x-tools is offered: %v", names)
 	}
 
 	// The audit line says which interceptor did what, and never a value.
