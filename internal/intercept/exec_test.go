@@ -31,6 +31,7 @@ case "$doc" in
   *'"text":"fail"'*) echo "failing on purpose" >&2; exit 7 ;;
   *'"text":"hang"'*) sleep 30 ;;
   *'"text":"garbage"'*) echo 'this is not json' ;;
+  *'"text":"typo"'*) echo '{"acton":"deny"}' ;;
   *'"text":"pretty"'*) printf '{\n  "action": "rewrite",\n  "arguments": {\n    "text": "was pretty"\n  }\n}\n' ;;
   *'"text":"token"'*) printf '{"action":"respond","result":{"content":[{"type":"text","text":"token=%s"}]}}' "$GATEWAY_ACCESS_TOKEN" ;;
   *'"text":"hello"'*) echo "$doc" > "$(dirname "$0")/last-before.json" ;;
@@ -123,6 +124,7 @@ func TestExecFailures(t *testing.T) {
 		"fail":    "command exited with status 7",
 		"hang":    "no answer within 500ms",
 		"garbage": "answered something other than a JSON object",
+		"typo":    `answered an invalid decision: json: unknown field "acton"`,
 	} {
 		u := &upstream{}
 		_, _, err := e.Call(context.Background(), call(text), u.next)
