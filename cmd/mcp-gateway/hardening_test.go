@@ -557,3 +557,59 @@ func TestSessionBoundsRefuse(t *testing.T) {
 		t.Error("an initialize over the bound made a session")
 	}
 }
+
+// TestHungUpCallsStillCount: a call that takes the SDK's path (it asks for
+// progress) runs on after its client hangs up, and the SDK keeps it until
+// it ends: such calls still count against --max-session-requests, so
+// hanging up cannot pile them up.
+func TestHungUpCallsStillCount(t *testing.T) {
+	sb := hardenedBox(t, "--max-session-requests", "2")
+	const v = "2025-11-25"
+	sid := initSession(t, sb, v)
+	sleep := func(id string, ms int) string {
+		return post(sb, sid, v, fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d},"_meta":{"progressToken":%q}}}`, id, ms, id))
+	}
+	for i := range 2 {
+		rc := dialRaw(t, sb)
+		if err := rc.send(sleep(fmt.Sprintf("gone%d", i), 8000)); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for strings.Count(sb.log(), "sleep started 8000ms") < i+1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("sleep %d never started:\n%s", i, sb.log())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		rc.c.Close() // hang up mid-call
+	}
+	// Once the gateway has seen both hang-ups (no more 429 at the door), a
+	// third call still finds two being handled.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		resp, rs := roundTrip(t, sb, sleep("third", 1))
+		if resp.StatusCode == http.StatusTooManyRequests {
+			if time.Now().After(deadline) {
+				t.Fatalf("hang-ups not seen after 5s: %+v", rs)
+			}
+			time.Sleep(20 * time.Millisecond)
+			continue
+		}
+		if len(rs) != 1 || rs[0].Error == nil || !strings.Contains(rs[0].Error.Message, "--max-session-requests") {
+			t.Fatalf("a third call with two hung-up calls still running: %s %+v; want an error naming --max-session-requests", resp.Status, rs)
+		}
+		break
+	}
+	// When they end, the session serves again.
+	deadline = time.Now().Add(30 * time.Second)
+	for {
+		resp, rs := roundTrip(t, sb, sleep("later", 1))
+		if resp.StatusCode == http.StatusOK && len(rs) == 1 && rs[0].Error == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the session never served again after the hung-up calls ended: %s %+v", resp.Status, rs)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

@@ -70,6 +70,7 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	// closed for idleness, so they survive a paused sandbox.
 	e.sessions = newSessionLimit(opts.MaxSessions, agg.Server(), e.log)
 	e.sessions.bound(opts.Limits)
+	agg.Server().AddReceivingMiddleware(e.sessions.handling)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return agg.Server() },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: opts.Limits.withDefaults().MaxBodyBytes})
 	fast := newFastPath(e)

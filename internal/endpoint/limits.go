@@ -43,8 +43,9 @@ type Limits struct {
 	// none). Zero means 64.
 	MaxBatch int
 	// MaxSessionRequests bounds the requests of one session in flight at
-	// once (a batch counts each of its requests); beyond it a request is
-	// refused (429). The SDK's bookkeeping of a session grows with the
+	// once (a batch counts each of its requests, and a call whose client
+	// hung up counts until the SDK is done with it); beyond it a request
+	// is refused (429). The SDK's bookkeeping of a session grows with the
 	// most requests it ever had in flight and never shrinks, so this is
 	// also what it keeps. Zero means 256.
 	MaxSessionRequests int

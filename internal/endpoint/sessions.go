@@ -1,8 +1,10 @@
 package endpoint
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -45,6 +47,7 @@ type sessionLimit struct {
 	mu    sync.Mutex
 	clock uint64
 	seen  map[string]*sessionUse
+	inSDK map[*mcp.ServerSession]int // requests the SDK is handling (see handling)
 }
 
 type sessionUse struct {
@@ -180,6 +183,40 @@ func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subCha
 		u.calls += calls
 	}
 	return ""
+}
+
+// handling is an SDK receiving middleware that bounds, per session, the
+// requests the SDK is handling at once to maxRequests. The count of start
+// and end ends with the HTTP request; but a request whose client went
+// away runs on in the SDK until its handler returns (a disconnect does not
+// cancel it there), and the SDK keeps its bookkeeping meanwhile: counted
+// here until then, it cannot be used to pile up requests by hanging up.
+func (l *sessionLimit) handling(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if !ok || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		l.mu.Lock()
+		if n := l.inSDK[ss]; n >= l.maxRequests {
+			l.mu.Unlock()
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("this session has %d requests being handled; at most %d are served at once (--max-session-requests)", n, l.maxRequests)}
+		}
+		if l.inSDK == nil {
+			l.inSDK = make(map[*mcp.ServerSession]int)
+		}
+		l.inSDK[ss]++
+		l.mu.Unlock()
+		defer func() {
+			l.mu.Lock()
+			if l.inSDK[ss]--; l.inSDK[ss] <= 0 {
+				delete(l.inSDK, ss)
+			}
+			l.mu.Unlock()
+		}()
+		return next(ctx, method, req)
+	}
 }
 
 // end undoes start's counts when the request has been answered.
