@@ -39,11 +39,15 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("mcp-gateway pull", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	override := fs.String("catalog", defaultCatalogFile, "catalog override file (adds or replaces entries)")
+	timeout := fs.Duration("timeout", catalog.DefaultPullTimeout, "how long one server's install may take before it is killed and fails")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
 		return &usageError{err.Error()}
+	}
+	if *timeout <= 0 {
+		return &usageError{fmt.Sprintf("--timeout must be positive, got %s", *timeout)}
 	}
 	if fs.NArg() == 0 {
 		return &usageError{"pull needs at least one server name (see 'mcp-gateway catalog')"}
@@ -56,6 +60,9 @@ func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	steps, err := cat.PullPlan(fs.Args())
 	if err != nil {
 		return err
+	}
+	for i := range steps {
+		steps[i].Timeout = *timeout
 	}
 	return catalog.Pull(ctx, steps, stdout, stderr)
 }

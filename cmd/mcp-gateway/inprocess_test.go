@@ -77,19 +77,36 @@ func TestProcsAppliedWhenReady(t *testing.T) {
 	runtime.GOMAXPROCS(2)
 	set := testSettings(t, 16)
 	set.Procs = 1
-	// The server starts serving a second late: the gateway runs, not yet
-	// ready, for that long.
+	// The server serves a second after its process started: the gateway
+	// runs, not yet ready, for that long. GOMAXPROCS is read once the
+	// gateway has logged the start.
 	spec := fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}, StartDelay: time.Second})
+	logs := &markerWriter{marker: `"message":"server process started"`, seen: make(chan struct{})}
 	during := make(chan int, 1)
 	go func() {
-		time.Sleep(300 * time.Millisecond)
+		<-logs.seen
 		during <- runtime.GOMAXPROCS(0)
 	}()
-	startInProcess(t, set, io.Discard, spec) // returns when ready
+	startInProcess(t, set, logs, spec) // returns when ready
 	if got := <-during; got != 2 {
 		t.Errorf("GOMAXPROCS %d while the servers start, want the machine's 2 (--procs applies when ready)", got)
 	}
 	if got := runtime.GOMAXPROCS(0); got != 1 {
 		t.Fatalf("GOMAXPROCS %d when ready, want --procs 1", got)
 	}
+}
+
+// markerWriter closes seen once a write contains marker (log lines arrive
+// whole, one per write).
+type markerWriter struct {
+	marker string
+	seen   chan struct{}
+	once   sync.Once
+}
+
+func (w *markerWriter) Write(p []byte) (int, error) {
+	if strings.Contains(string(p), w.marker) {
+		w.once.Do(func() { close(w.seen) })
+	}
+	return len(p), nil
 }

@@ -208,6 +208,10 @@ func registerLimits(fs *flag.FlagSet, l *endpoint.Limits) {
 	fs.DurationVar(&l.ReadHeaderTimeout, "read-header-timeout", d.ReadHeaderTimeout, "time a client has to send a request's headers")
 	fs.DurationVar(&l.BodyTimeout, "body-timeout", d.BodyTimeout, "time a client has to send a request body (408 beyond)")
 	fs.DurationVar(&l.IdleTimeout, "idle-timeout", d.IdleTimeout, "idle keep-alive connections are closed after this long")
+	fs.DurationVar(&l.WriteTimeout, "write-timeout", d.WriteTimeout, "a response write that makes no progress this long (a client that stopped reading) closes the connection")
+	fs.IntVar(&l.MaxBatch, "max-batch", d.MaxBatch, "most messages in one JSON-RPC batch (protocol 2025-03-26 and older; later protocols have no batches)")
+	fs.IntVar(&l.MaxSessionRequests, "max-session-requests", d.MaxSessionRequests, "most requests of one session in flight at once (429 beyond)")
+	fs.IntVar(&l.MaxSubscriptions, "max-subscriptions", d.MaxSubscriptions, "most resource subscriptions one session holds (429 beyond)")
 }
 
 // checkLimits rejects limits that would disable a protection or break serving.
@@ -215,8 +219,13 @@ func checkLimits(l endpoint.Limits) error {
 	if l.MaxBodyBytes < 0 {
 		return errors.New("--max-body-bytes must not be negative")
 	}
-	for name, d := range map[string]time.Duration{"--read-header-timeout": l.ReadHeaderTimeout, "--body-timeout": l.BodyTimeout, "--idle-timeout": l.IdleTimeout} {
+	for name, d := range map[string]time.Duration{"--read-header-timeout": l.ReadHeaderTimeout, "--body-timeout": l.BodyTimeout, "--idle-timeout": l.IdleTimeout, "--write-timeout": l.WriteTimeout} {
 		if d < 0 {
+			return fmt.Errorf("%s must not be negative", name)
+		}
+	}
+	for name, n := range map[string]int{"--max-batch": l.MaxBatch, "--max-session-requests": l.MaxSessionRequests, "--max-subscriptions": l.MaxSubscriptions} {
+		if n < 0 {
 			return fmt.Errorf("%s must not be negative", name)
 		}
 	}
@@ -230,5 +239,9 @@ func limitArgs(l endpoint.Limits) []string {
 		"--read-header-timeout", l.ReadHeaderTimeout.String(),
 		"--body-timeout", l.BodyTimeout.String(),
 		"--idle-timeout", l.IdleTimeout.String(),
+		"--write-timeout", l.WriteTimeout.String(),
+		"--max-batch", strconv.Itoa(l.MaxBatch),
+		"--max-session-requests", strconv.Itoa(l.MaxSessionRequests),
+		"--max-subscriptions", strconv.Itoa(l.MaxSubscriptions),
 	}
 }

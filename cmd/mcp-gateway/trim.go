@@ -17,6 +17,10 @@ type memTrimmer struct {
 	requests atomic.Uint64 // requests seen so far
 	quiet    time.Duration
 	free     func() // nil: debug.FreeOSMemory
+
+	// Used by tick only (the run goroutine): the request count at the
+	// previous tick and at the latest trim.
+	last, trimmed uint64
 }
 
 // seen records a request.
@@ -26,22 +30,27 @@ func (m *memTrimmer) seen() { m.requests.Add(1) }
 func (m *memTrimmer) run(ctx context.Context) {
 	t := time.NewTicker(m.quiet)
 	defer t.Stop()
-	var last, trimmed uint64
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		n := m.requests.Load()
-		if n == last && n != trimmed {
-			if m.free != nil {
-				m.free()
-			} else {
-				debug.FreeOSMemory()
-			}
-			trimmed = n
-		}
-		last = n
+		m.tick()
 	}
+}
+
+// tick ends one quiet period: when no request came during it and some came
+// since the last trim, memory is handed back.
+func (m *memTrimmer) tick() {
+	n := m.requests.Load()
+	if n == m.last && n != m.trimmed {
+		if m.free != nil {
+			m.free()
+		} else {
+			debug.FreeOSMemory()
+		}
+		m.trimmed = n
+	}
+	m.last = n
 }

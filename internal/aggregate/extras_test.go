@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 )
@@ -54,7 +55,8 @@ func start(t *testing.T, g *aggregate.Gateway, u *memUpstream) (*mcp.ServerSessi
 // then dies before the gateway lists its prompts, and restarts. The first
 // naming waits for its listing: a keeps "greet".
 func TestFirstListingSurvivesARestart(t *testing.T) {
-	g := aggregate.New(aggregate.Options{})
+	log := &logs{}
+	g := aggregate.New(aggregate.Options{Logger: zerolog.New(log)})
 	a, b := &memUpstream{name: "a"}, &memUpstream{name: "b"}
 	g.Add(a)
 	g.Add(b)
@@ -67,7 +69,15 @@ func TestFirstListingSurvivesARestart(t *testing.T) {
 	csA.Close()
 	ssA.Close()
 	g.Open()
-	time.Sleep(200 * time.Millisecond) // the supervisor's restart backoff: a's listing has failed by now
+	// The supervisor restarts a after a backoff; by then its listing has
+	// failed, which the gateway logs.
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(log.String(), `"server":"a","message":"listing prompts and resources failed; waiting for the server's next start"`) {
+		if time.Now().After(deadline) {
+			t.Fatalf("a's failed listing was never logged:\n%s", log)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	// a restarts.
 	start(t, g, a)
 

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,10 +96,10 @@ func TestPullSameWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != 401 { // 400 output lines and the summary
-		t.Fatalf("%d lines, want 401:\n%s", len(lines), out.String())
+	if len(lines) != 402 { // the start line, 400 output lines and the summary
+		t.Fatalf("%d lines, want 402:\n%s", len(lines), out.String())
 	}
-	for _, l := range lines[:400] {
+	for _, l := range lines[1:401] {
 		if !strings.HasPrefix(l, "[s] out") && !strings.HasPrefix(l, "[s] err") {
 			t.Errorf("line %q is interleaved or lacks the prefix", l)
 		}
@@ -111,7 +115,7 @@ func TestPullSplitsLongLines(t *testing.T) {
 	}
 	lines := strings.Split(out.String(), "\n")
 	want := []string{"[s] " + strings.Repeat("x", maxLine), "[s] " + strings.Repeat("x", 100)}
-	if len(lines) < 2 || lines[0] != want[0] || lines[1] != want[1] {
+	if len(lines) < 3 || lines[1] != want[0] || lines[2] != want[1] {
 		t.Errorf("output does not split %d x's into prefixed lines of %d and 100:\n%.200q", n, maxLine, out.String())
 	}
 }
@@ -138,7 +142,7 @@ func (w *signalWriter) Write(b []byte) (int, error) {
 func TestPullCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	w := &signalWriter{marker: "started", ready: make(chan struct{})}
+	w := &signalWriter{marker: "[slow] pid=", ready: make(chan struct{})}
 	go func() {
 		<-w.ready
 		cancel()
@@ -158,10 +162,10 @@ func TestPullCancel(t *testing.T) {
 		t.Errorf("error %q should name both servers", err)
 	}
 	out := w.buf.String()
-	if strings.Contains(out, "not reached") || strings.Contains(out, "[after] ran") {
+	if strings.Contains(out, "[slow] not reached") || strings.Contains(out, "[after] ran") || strings.Contains(out, "pull after: running") {
 		t.Errorf("steps kept running after cancel:\n%s", out)
 	}
-	waitGone(t, strings.Fields(strings.SplitN(out, "pid=", 2)[1])[0])
+	waitGone(t, strings.Fields(strings.SplitN(out, "[slow] pid=", 2)[1])[0])
 }
 
 func mustAtoi(t *testing.T, s string) int {
@@ -186,7 +190,7 @@ func TestPullLeftoverProcess(t *testing.T) {
 	if !strings.Contains(out.String(), "pull d: ok (") {
 		t.Errorf("output:\n%s", out.String())
 	}
-	pid := strings.Fields(strings.SplitN(out.String(), "pid=", 2)[1])[0]
+	pid := strings.Fields(strings.SplitN(out.String(), "[d] pid=", 2)[1])[0]
 	waitGone(t, pid)
 }
 
@@ -235,5 +239,126 @@ func TestPullNPM(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "pull isnum: ok (") || !strings.Contains(stdout.String(), "[isnum] ") {
 		t.Errorf("stdout:\n%s", stdout.String())
+	}
+}
+
+// TestPullTimeout: a step that outlives its Timeout is killed with its whole process group and
+// fails saying so, and the next step still runs.
+func TestPullTimeout(t *testing.T) {
+	steps := []InstallStep{
+		{Server: "stuck", Argv: sh(`sleep 300 & echo "pid=$!"; wait`), Timeout: 300 * time.Millisecond},
+		{Server: "next", Argv: sh(`echo ran`)},
+	}
+	var stdout, stderr bytes.Buffer
+	err := Pull(context.Background(), steps, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "pull stuck: /bin/sh -c") || !strings.Contains(err.Error(), "timed out after 300ms") {
+		t.Fatalf("err = %v, want stuck timed out after 300ms", err)
+	}
+	if strings.Contains(err.Error(), "next") {
+		t.Errorf("err %q names a step that worked", err)
+	}
+	if !strings.Contains(stdout.String(), "[next] ran\n") || !strings.Contains(stdout.String(), "pull next: ok (") {
+		t.Errorf("the step after the timeout did not run:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "pull stuck: failed: /bin/sh -c") {
+		t.Errorf("stderr:\n%s", stderr.String())
+	}
+	waitGone(t, strings.Fields(strings.SplitN(stdout.String(), "[stuck] pid=", 2)[1])[0])
+}
+
+// TestPullStartAndEndLines: every step is bracketed by a line as it starts (time, the command,
+// its timeout) and one as it ends (time, outcome, duration).
+func TestPullStartAndEndLines(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := Pull(context.Background(), []InstallStep{
+		{Server: "a", Argv: sh(`echo hi`), Timeout: 90 * time.Second},
+		{Server: "b", Argv: sh(`exit 4`)},
+	}, &stdout, &stderr)
+	if err == nil {
+		t.Fatal("Pull succeeded with a failing step")
+	}
+	stamp := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ `
+	for _, c := range []struct {
+		out  *bytes.Buffer
+		want string
+	}{
+		{&stdout, `(?m)^` + stamp + `pull a: running /bin/sh -c echo hi \(timeout 1m30s\)\n\[a\] hi\n` + stamp + `pull a: ok \(\d+\.\ds\)$`},
+		{&stdout, `(?m)^` + stamp + `pull b: running /bin/sh -c exit 4 \(timeout 5m0s\)$`},
+		{&stderr, `(?m)^` + stamp + `pull b: failed: /bin/sh -c exit 4: exit status 4 \(\d+\.\ds\)$`},
+	} {
+		if !regexp.MustCompile(c.want).MatchString(c.out.String()) {
+			t.Errorf("output lacks %s:\n%s", c.want, c.out.String())
+		}
+	}
+}
+
+// fakeNPM writes an executable named npm that runs script, and returns its path.
+func fakeNPM(t *testing.T, script string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "npm")
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+script+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// closedURL returns an http URL on 127.0.0.1 where nothing listens.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	return u
+}
+
+// TestPullRegistryUnreachable: an npm step whose registry cannot be reached is reported as such
+// while the installer still runs (an installer retries a dead registry silently for minutes), and
+// the step's failure says so too.
+func TestPullRegistryUnreachable(t *testing.T) {
+	registry := closedURL(t)
+	t.Setenv("npm_config_registry", registry)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errs := &signalWriter{marker: "registry cannot be reached", ready: make(chan struct{})}
+	go func() {
+		select {
+		case <-errs.ready:
+		case <-time.After(time.Minute):
+		}
+		cancel()
+	}()
+	npm := fakeNPM(t, `exec sleep 300`)
+	var stdout bytes.Buffer
+	err := Pull(ctx, []InstallStep{{Server: "n", Argv: []string{npm, "install", "-g", "x"}}}, &stdout, errs)
+	if !errors.Is(err, ErrRegistryUnreachable) || !strings.Contains(err.Error(), registry) {
+		t.Fatalf("err = %v, want the unreachable registry %s named", err, registry)
+	}
+	errs.mu.Lock()
+	out := errs.buf.String()
+	errs.mu.Unlock()
+	want := "pull n: registry cannot be reached: " + registry + ": dial tcp " + strings.TrimSuffix(strings.TrimPrefix(registry, "http://"), "/")
+	if !strings.Contains(out, want) || !strings.Contains(out, "connection refused") {
+		t.Errorf("stderr lacks %q:\n%s", want, out)
+	}
+	if strings.Index(out, want) > strings.Index(out, "pull n: failed") {
+		t.Errorf("the registry was reported only after the step ended:\n%s", out)
+	}
+}
+
+// TestPullRegistryReachable: a registry that answers at all (here 404 at its root) is not
+// reported, and an install that works is just ok.
+func TestPullRegistryReachable(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	t.Setenv("npm_config_registry", srv.URL+"/")
+	var stdout, stderr bytes.Buffer
+	if err := Pull(context.Background(), []InstallStep{{Server: "n", Argv: []string{fakeNPM(t, `echo installed "$@"`), "install", "-g", "x"}}}, &stdout, &stderr); err != nil {
+		t.Fatalf("Pull: %v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "[n] installed install -g x\n") || stderr.Len() != 0 {
+		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 	}
 }

@@ -69,6 +69,8 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	// No SessionTimeout: sessions are bounded by count (sessions.go), never
 	// closed for idleness, so they survive a paused sandbox.
 	e.sessions = newSessionLimit(opts.MaxSessions, agg.Server(), e.log)
+	e.sessions.bound(opts.Limits)
+	agg.Server().AddReceivingMiddleware(e.sessions.handling)
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return agg.Server() },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: opts.Limits.withDefaults().MaxBodyBytes})
 	fast := newFastPath(e)

@@ -81,6 +81,18 @@ func newLane(handler http.Handler, token string, limits Limits, log zerolog.Logg
 // nothing after it (limits.go's body deadline) touches the connection.
 func (l *lane) takeover(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.TransferEncoding) > 0 {
+			// RFC 9112 6.1: after a request with both Transfer-Encoding
+			// and Content-Length the server MUST close the connection: a
+			// proxy that framed it by Content-Length would read the rest
+			// as another request. net/http drops Content-Length before a
+			// handler sees it (golang/go#80942), so every request with a
+			// Transfer-Encoding is answered and its connection closed;
+			// MCP clients send Content-Length. Nor is such a connection
+			// given to the lane.
+			next.ServeHTTP(&closeWriter{ResponseWriter: w}, r)
+			return
+		}
 		if r.Method != http.MethodPost || r.ProtoMajor != 1 || r.ProtoMinor != 1 || r.Close {
 			next.ServeHTTP(w, r)
 			return
@@ -110,11 +122,14 @@ func (l *lane) adopt(w http.ResponseWriter, resp []byte) bool {
 	if err != nil {
 		return false
 	}
+	if pc, ok := c.(*prefixConn); ok {
+		pc.headerBy = time.Time{} // net/http is done with it; the lane sets its own
+	}
 	h := w.Header().Clone()
 	h.Set("Content-Type", "application/json")
 	_ = c.SetReadDeadline(time.Now().Add(l.limits.IdleTimeout))
 	lc := l.add(c, brw.Reader) // nil once closing: answer, then close
-	if _, err := c.Write(appendResponse(nil, http.StatusOK, h, resp, lc == nil)); err != nil || lc == nil {
+	if err := l.write(c, appendResponse(nil, http.StatusOK, h, resp, lc == nil)); err != nil || lc == nil {
 		_ = c.Close()
 		if lc != nil {
 			lc.cancel()
@@ -158,18 +173,32 @@ func (l *lane) remove(lc *laneConn) {
 	l.wg.Done()
 }
 
-// handBack gives c to net/http, which reads prefix first.
-func (l *lane) handBack(c net.Conn, prefix []byte) {
+// handBack gives c to net/http, which reads prefix first. headerBy, when
+// set, is the deadline the lane started for the head of the request being
+// handed back: net/http keeps it rather than start its own afresh, so a
+// request's head gets --read-header-timeout from its first byte whichever
+// reader saw that byte.
+func (l *lane) handBack(c net.Conn, prefix []byte, headerBy time.Time) {
 	if pc, ok := c.(*prefixConn); ok { // never wrap twice
 		prefix = append(prefix, pc.pending...)
 		c = pc.Conn
 	}
 	l.handedBack.Add(1)
 	select {
-	case l.back <- &prefixConn{Conn: c, pending: prefix}:
+	case l.back <- &prefixConn{Conn: c, pending: prefix, headerBy: headerBy}:
 	case <-l.stopped:
 		_ = c.Close()
 	}
+}
+
+// write writes an answer within the limits' WriteTimeout, as stallWriter
+// does on net/http's connections: a client that stops reading does not
+// keep the answer, or the connection, past it.
+func (l *lane) write(c net.Conn, b []byte) error {
+	_ = c.SetWriteDeadline(time.Now().Add(l.limits.WriteTimeout))
+	_, err := c.Write(b)
+	_ = c.SetWriteDeadline(time.Time{})
+	return err
 }
 
 // close stops taking connections and ends the lane's: idle ones at once,
@@ -266,6 +295,21 @@ func (ll *laneListener) Close() error {
 type prefixConn struct {
 	net.Conn
 	pending []byte
+	// headerBy, when set, caps the read deadlines net/http sets until it
+	// has read the head of the first request (its first clearing of the
+	// deadline, net/http's sign that a head is in: see conn.readRequest).
+	headerBy time.Time
+}
+
+func (c *prefixConn) SetReadDeadline(t time.Time) error {
+	if !c.headerBy.IsZero() {
+		if t.IsZero() {
+			c.headerBy = time.Time{}
+		} else if t.After(c.headerBy) {
+			t = c.headerBy
+		}
+	}
+	return c.Conn.SetReadDeadline(t)
 }
 
 func (c *prefixConn) Read(p []byte) (int, error) {
@@ -311,6 +355,9 @@ type laneItem struct {
 	// refusal, when set, is the answer to a request that cannot be
 	// served, written before the connection closes.
 	refusal *laneRecorder
+	// headerBy is the deadline of the head of a request handed back
+	// before its head was read whole (see lane.handBack).
+	headerBy time.Time
 }
 
 // serve answers the reader's requests in order until the connection ends
@@ -322,12 +369,12 @@ func (lc *laneConn) serve() {
 	var out []byte // the response being written, reused
 	for it := range lc.items {
 		if it.refusal != nil {
-			_, _ = lc.c.Write(appendResponse(out[:0], it.refusal.status, it.refusal.header, it.refusal.body, true))
+			_ = lc.l.write(lc.c, appendResponse(out[:0], it.refusal.status, it.refusal.header, it.refusal.body, true))
 			break
 		}
 		if !it.lane {
 			<-lc.readerDone
-			lc.handBack(it.raw)
+			lc.handBack(it.raw, it.headerBy)
 			return
 		}
 		rec, ok := lc.run(it.req)
@@ -339,7 +386,7 @@ func (lc *laneConn) serve() {
 			_ = lc.c.SetReadDeadline(time.Now()) // wake the reader
 			<-lc.readerDone
 			_ = lc.c.SetReadDeadline(time.Time{})
-			lc.handBack(it.raw)
+			lc.handBack(it.raw, time.Time{})
 			return
 		}
 		lc.l.served.Add(1)
@@ -347,7 +394,7 @@ func (lc *laneConn) serve() {
 		lc.verdict <- true
 		closing := lc.l.closing.Load()
 		out = appendResponse(out[:0], rec.status, rec.header, rec.body, closing)
-		if _, err := lc.c.Write(out); err != nil || closing {
+		if err := lc.l.write(lc.c, out); err != nil || closing {
 			break
 		}
 		if cap(out) > 64<<10 {
@@ -379,14 +426,14 @@ func (lc *laneConn) run(r *http.Request) (rec *laneRecorder, ok bool) {
 
 // handBack returns the connection to net/http; the reader has ended, so
 // what it buffered is the connection's to read next.
-func (lc *laneConn) handBack(raw []byte) {
+func (lc *laneConn) handBack(raw []byte, headerBy time.Time) {
 	if n := lc.br.Buffered(); n > 0 {
 		b, _ := lc.br.Peek(n)
 		raw = append(raw, b...)
 	}
 	lc.cancel()
 	lc.l.log.Debug().Str("remote", lc.remote).Msg("connection handed back to net/http")
-	lc.l.handBack(lc.c, raw)
+	lc.l.handBack(lc.c, raw, headerBy)
 }
 
 // end closes the connection (and ends a call still running on it).
@@ -454,13 +501,15 @@ func (lc *laneConn) next() (laneItem, error) {
 	if l.closing.Load() {
 		return laneItem{}, net.ErrClosed
 	}
-	_ = lc.c.SetReadDeadline(time.Now().Add(l.limits.ReadHeaderTimeout))
+	headerBy := time.Now().Add(l.limits.ReadHeaderTimeout)
+	_ = lc.c.SetReadDeadline(headerBy)
 	raw := make([]byte, 0, 512)
-	// notOurs hands the request, as read so far, to net/http.
-	notOurs := func() (laneItem, error) { return laneItem{raw: raw}, lc.clearDeadline() }
+	// notOurs hands the request, as read so far, to net/http, with the
+	// head's deadline.
+	notOurs := func() (laneItem, error) { return laneItem{raw: raw, headerBy: headerBy}, lc.clearDeadline() }
 	line, err := lc.line(&raw)
 	if err != nil {
-		return lc.cut(raw, err)
+		return lc.cut(raw, err, headerBy)
 	}
 	if string(line) != "POST /mcp HTTP/1.1" {
 		return notOurs()
@@ -470,7 +519,7 @@ func (lc *laneConn) next() (laneItem, error) {
 	for {
 		line, err := lc.line(&raw)
 		if err != nil {
-			return lc.cut(raw, err)
+			return lc.cut(raw, err, headerBy)
 		}
 		if line == nil { // too long: net/http says 431
 			return notOurs()
@@ -530,7 +579,7 @@ func (lc *laneConn) next() (laneItem, error) {
 				fmt.Sprintf("request body not received within %s (--body-timeout)", l.limits.BodyTimeout))
 			return laneItem{refusal: rec}, nil
 		}
-		return lc.cut(raw[:headLen+int(n)], err)
+		return lc.cut(raw[:headLen+int(n)], err, time.Time{})
 	}
 	if err := lc.clearDeadline(); err != nil {
 		return laneItem{}, err
@@ -558,11 +607,11 @@ func (lc *laneConn) next() (laneItem, error) {
 // cut ends a request the client stopped sending: past a deadline the
 // connection closes (as net/http closes it on its own timeouts); at EOF, or
 // another error, net/http gets what came, and answers it as it would have.
-func (lc *laneConn) cut(raw []byte, err error) (laneItem, error) {
+func (lc *laneConn) cut(raw []byte, err error, headerBy time.Time) (laneItem, error) {
 	if isTimeout(err) || len(raw) == 0 {
 		return laneItem{}, err
 	}
-	return laneItem{raw: raw}, lc.clearDeadline()
+	return laneItem{raw: raw, headerBy: headerBy}, lc.clearDeadline()
 }
 
 func (lc *laneConn) clearDeadline() error { return lc.c.SetReadDeadline(time.Time{}) }
@@ -681,6 +730,28 @@ func (r *laneRecorder) complete(body []byte) {
 		r.body = append(r.body, body...)
 	}
 }
+
+// closeWriter makes the response the connection's last: it says
+// "Connection: close" whenever the header may go out (limits.go's
+// bodyDeadline takes its own "close" back once a body has been read).
+type closeWriter struct{ http.ResponseWriter }
+
+func (w *closeWriter) WriteHeader(code int) {
+	w.Header().Set("Connection", "close")
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *closeWriter) Write(p []byte) (int, error) {
+	w.Header().Set("Connection", "close")
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *closeWriter) FlushError() error {
+	w.Header().Set("Connection", "close")
+	return http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w *closeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // jsonContentType is shared by the recorded responses; nothing changes it.
 var jsonContentType = []string{"application/json"}

@@ -31,6 +31,28 @@ type Limits struct {
 	// IdleTimeout closes a keep-alive connection with no request in
 	// flight after this long. Zero means 2 minutes.
 	IdleTimeout time.Duration
+	// WriteTimeout is how long one write of a response may make no
+	// progress (a client that stopped reading: a standalone GET stream
+	// never read, an answer never fetched) before the connection is
+	// closed, so that nothing waits on it holding what it would write.
+	// It bounds a stall, not a response: a call streams as long as the
+	// client reads. Zero means 30 s.
+	WriteTimeout time.Duration
+	// MaxBatch bounds the messages of one JSON-RPC batch, on the sessions
+	// whose protocol has batches (2025-03-26 and older; later ones get
+	// none). Zero means 64.
+	MaxBatch int
+	// MaxSessionRequests bounds the requests of one session in flight at
+	// once (a batch counts each of its requests, and a call whose client
+	// hung up counts until the SDK is done with it); beyond it a request
+	// is refused (429). The SDK's bookkeeping of a session grows with the
+	// most requests it ever had in flight and never shrinks, so this is
+	// also what it keeps. Zero means 256.
+	MaxSessionRequests int
+	// MaxSubscriptions bounds the resource subscriptions one session
+	// holds (from its subscribe to its unsubscribe); beyond it a
+	// subscribe is refused (429). Zero means 256.
+	MaxSubscriptions int
 }
 
 const (
@@ -43,6 +65,13 @@ const (
 	// (http.DefaultTransport), so that side closes an idle connection first
 	// and does not send a request on one the gateway is just closing.
 	defaultIdleTimeout = 2 * time.Minute
+	// A client reading at all drains a write in well under this.
+	defaultWriteTimeout = 30 * time.Second
+	// Batching clients (protocol 2025-03-26) batch a handful of messages.
+	defaultMaxBatch = 64
+	// Far more parallel calls than an agent makes on one session.
+	defaultMaxSessionRequests = 256
+	defaultMaxSubscriptions   = 256
 	// maxHeaderBytes bounds a request's headers (431 beyond). MCP requests
 	// carry a few short headers; net/http's default is 1 MiB.
 	maxHeaderBytes = 64 << 10
@@ -70,6 +99,18 @@ func (l Limits) withDefaults() Limits {
 	if l.IdleTimeout == 0 {
 		l.IdleTimeout = defaultIdleTimeout
 	}
+	if l.WriteTimeout == 0 {
+		l.WriteTimeout = defaultWriteTimeout
+	}
+	if l.MaxBatch == 0 {
+		l.MaxBatch = defaultMaxBatch
+	}
+	if l.MaxSessionRequests == 0 {
+		l.MaxSessionRequests = defaultMaxSessionRequests
+	}
+	if l.MaxSubscriptions == 0 {
+		l.MaxSubscriptions = defaultMaxSubscriptions
+	}
 	return l
 }
 
@@ -96,22 +137,75 @@ func (l Limits) server(h http.Handler) *http.Server {
 // still unread gets a read deadline in the past, so that read fails at once
 // and the connection closes.
 func (l Limits) bodyDeadline(next http.Handler) http.Handler {
+	l = l.withDefaults()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		sw := &stallWriter{ResponseWriter: w, rc: rc, timeout: l.WriteTimeout}
+		defer sw.finish()
 		if r.ContentLength == 0 { // no body (chunked is -1)
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(sw, r)
 			return
 		}
-		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Now().Add(l.BodyTimeout))
 		w.Header().Set("Connection", "close")
 		body := &deadlineBody{ReadCloser: r.Body, header: w.Header(), rc: rc}
 		r.Body = body
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(sw, r)
 		if !body.eof {
 			_ = rc.SetReadDeadline(time.Now())
 		}
 	})
 }
+
+// stallWriter gives every write of a response WriteTimeout to get through.
+// A client that stops reading (a standalone GET stream never read, an
+// answer never fetched) would otherwise block the writer for good, and
+// with it whatever it holds (a session's outgoing messages wait for the
+// stream's lock). A write past the deadline fails, net/http then cancels
+// the request's context and closes the connection. Between writes there is
+// no deadline: a response may stream as long as it likes.
+type stallWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	wrote   bool // something may be buffered: finish flushes it
+}
+
+func (w *stallWriter) WriteHeader(code int) {
+	w.wrote = true
+	w.ResponseWriter.WriteHeader(code)
+}
+
+// Write may reach the connection (past net/http's buffer): under a
+// deadline, which stays until the next flush clears it.
+func (w *stallWriter) Write(p []byte) (int, error) {
+	w.wrote = true
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	return w.ResponseWriter.Write(p)
+}
+
+// FlushError is what http.ResponseController.Flush calls (the SDK's SSE
+// writes flush through it).
+func (w *stallWriter) FlushError() error {
+	w.wrote = true
+	_ = w.rc.SetWriteDeadline(time.Now().Add(w.timeout))
+	err := w.rc.Flush()
+	_ = w.rc.SetWriteDeadline(time.Time{})
+	return err
+}
+
+func (w *stallWriter) Flush() { _ = w.FlushError() }
+
+// finish flushes what the handler left buffered, under the deadline, so
+// that net/http's own last write has little left to block on. A response
+// not written at all (the lane may take the connection over) is left alone.
+func (w *stallWriter) finish() {
+	if w.wrote {
+		_ = w.FlushError()
+	}
+}
+
+func (w *stallWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // deadlineBody lifts bodyDeadline's deadline and "Connection: close" once
 // the body has been read to its end. The deadline must go before a

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -88,6 +89,19 @@ type rpcMessage struct {
 	ID     json.RawMessage
 	Method string          // of a single request or notification
 	Params json.RawMessage // of a single request or notification
+	// Batch is the number of messages of a batch, 0 for a single message.
+	Batch int
+	// Calls is the number of requests (messages with a method and an id)
+	// in the body: what the session will have in flight for it.
+	Calls int
+	// Subs are the resource subscriptions the body asks to make or end.
+	Subs []subChange
+}
+
+// subChange is a resources/subscribe (On) or resources/unsubscribe.
+type subChange struct {
+	URI string
+	On  bool
 }
 
 // clientTraffic reports whether the message carries no request of the
@@ -127,13 +141,20 @@ func checkEnvelope(body []byte) (*rpcMessage, *jsonrpc.Error) {
 	if len(batch) == 0 {
 		return &rpcMessage{}, invalidRequest("empty batch")
 	}
+	all := &rpcMessage{Batch: len(batch)}
 	for i, m := range batch {
-		if msg, err := checkMessage(m); err != nil {
+		msg, err := checkMessage(m)
+		if err == nil && msg.Method == "initialize" {
+			err = invalidRequest("initialize cannot be part of a batch")
+		}
+		if err != nil {
 			err.Message = fmt.Sprintf("batch element %d: %s", i, err.Message)
 			return msg, err
 		}
+		all.Calls += msg.Calls
+		all.Subs = append(all.Subs, msg.Subs...)
 	}
-	return &rpcMessage{}, nil
+	return all, nil
 }
 
 // parseError explains why body is not JSON, or, when it is JSON of the wrong
@@ -190,6 +211,9 @@ func checkMessage(raw json.RawMessage) (*rpcMessage, *jsonrpc.Error) {
 		if !validID(m.ID) {
 			return msg, invalidRequest(`"id" must be a string or an integer`)
 		}
+		if len(m.ID) > maxIDBytes {
+			return msg, invalidRequest(fmt.Sprintf(`"id" longer than %d bytes`, maxIDBytes))
+		}
 		msg.ID = m.ID
 	}
 	if m.Method != nil {
@@ -197,12 +221,60 @@ func checkMessage(raw json.RawMessage) (*rpcMessage, *jsonrpc.Error) {
 			return msg, invalidRequest(`"method" must be a string`)
 		}
 		msg.Params = m.Params
-		return msg, nil
+		if msg.ID != nil {
+			msg.Calls = 1
+		}
+		return msg, checkKept(msg, len(raw))
 	}
 	if m.ID == nil || (m.Result != nil) == (m.Error != nil) {
 		return msg, invalidRequest(`neither a request (no "method") nor a response (an "id" and one of "result" or "error")`)
 	}
 	return msg, nil
+}
+
+// What a session keeps of the messages it is sent is bounded by size here,
+// so that it does not depend on what a client sends: the id of a request
+// (the SDK keeps a subscription's), all of initialize (the SDK keeps its
+// params for the session's life), a subscription's URI and a log level.
+const (
+	maxIDBytes         = 1 << 10
+	maxInitializeBytes = 64 << 10
+	maxURIBytes        = 4 << 10
+)
+
+// logLevels are the levels logging/setLevel may set (RFC 5424 severities,
+// as MCP defines them).
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// checkKept refuses a request whose content a session would keep beyond
+// the bounds above, and records the subscriptions it changes. size is the
+// message's length.
+func checkKept(msg *rpcMessage, size int) *jsonrpc.Error {
+	switch msg.Method {
+	case "initialize":
+		if size > maxInitializeBytes {
+			return invalidRequest(fmt.Sprintf("initialize larger than %d bytes", maxInitializeBytes))
+		}
+	case "logging/setLevel":
+		var p struct {
+			Level string `json:"level"`
+		}
+		if json.Unmarshal(msg.Params, &p) == nil && !slices.Contains(logLevels, p.Level) {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: level must be one of %s", strings.Join(logLevels, ", "))}
+		}
+	case "resources/subscribe", "resources/unsubscribe":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(msg.Params, &p) != nil {
+			return nil // the SDK says what is wrong
+		}
+		if len(p.URI) > maxURIBytes {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: uri longer than %d bytes", maxURIBytes)}
+		}
+		msg.Subs = []subChange{{URI: p.URI, On: msg.Method == "resources/subscribe"}}
+	}
+	return nil
 }
 
 // validID reports whether raw is an id the gateway can answer with as sent:

@@ -1,9 +1,13 @@
 package endpoint
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 )
@@ -36,28 +40,48 @@ type sessionLimit struct {
 	// (fast-path calls) ends too.
 	closed func(id string)
 
+	// Per-session bounds (limits.go): batch size, requests in flight,
+	// subscriptions.
+	maxBatch, maxRequests, maxSubs int
+
 	mu    sync.Mutex
 	clock uint64
 	seen  map[string]*sessionUse
+	inSDK map[*mcp.ServerSession]int // requests the SDK is handling (see handling)
 }
 
 type sessionUse struct {
 	last    uint64 // clock at the latest request start
 	active  int    // POSTs being served; GET streams do not count
 	streams int    // GET streams being served
+	calls   int    // requests in flight (a batch counts each)
+	// subs are the URIs the session asked to subscribe to and has not
+	// unsubscribed from (a refused subscribe is counted until then too).
+	subs map[string]struct{}
 }
 
 func newSessionLimit(max int, server *mcp.Server, log zerolog.Logger) *sessionLimit {
 	if max <= 0 {
 		max = DefaultMaxSessions
 	}
-	return &sessionLimit{max: max, server: server, log: log, seen: make(map[string]*sessionUse)}
+	return &sessionLimit{max: max, server: server, log: log, seen: make(map[string]*sessionUse),
+		maxBatch: defaultMaxBatch, maxRequests: defaultMaxSessionRequests, maxSubs: defaultMaxSubscriptions}
+}
+
+// bound sets the per-session bounds of limits.
+func (l *sessionLimit) bound(limits Limits) {
+	limits = limits.withDefaults()
+	l.maxBatch, l.maxRequests, l.maxSubs = limits.MaxBatch, limits.MaxSessionRequests, limits.MaxSubscriptions
 }
 
 // wrap returns next with session accounting in front of it.
 func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(sessionIDHeader)
+		msg := messageOf(r)
+		if msg != nil && msg.Batch > 0 && !l.batchAllowed(w, id, msg) {
+			return
+		}
 		if id == "" {
 			if r.Method != http.MethodPost {
 				next.ServeHTTP(w, r)
@@ -85,10 +109,17 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 		// Recency counts the agent's requests; a notification such as the
 		// client's own notifications/initialized, which a client library
 		// may send late, must not make an idle session look recent.
-		msg := messageOf(r)
 		use := !(post && msg != nil && msg.clientTraffic())
-		l.touch(id, post, use, +1)
-		defer l.touch(id, post, false, -1)
+		var calls int
+		var subs []subChange
+		if post && msg != nil {
+			calls, subs = msg.Calls, msg.Subs
+		}
+		if refusal := l.start(id, post, use, calls, subs); refusal != "" {
+			writeRPCError(w, http.StatusTooManyRequests, msg.ID, jsonrpc.CodeInvalidRequest, refusal)
+			return
+		}
+		defer l.end(id, post, calls)
 		if r.Method != http.MethodDelete {
 			next.ServeHTTP(w, r)
 			return
@@ -104,14 +135,41 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 	})
 }
 
-// touch marks a known session as used now. Unknown ids are ignored: the
-// SDK answers them 404, and remembering them would let anyone grow the map.
-func (l *sessionLimit) touch(id string, post, use bool, delta int) {
+// start marks a known session as used now and counts the request's calls
+// in flight and subscriptions, or returns why it is refused: too many
+// calls in flight, or subscriptions. Unknown ids are ignored: the SDK
+// answers them 404, and remembering them would let anyone grow the map.
+func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subChange) string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u, ok := l.seen[id]
 	if !ok {
-		return
+		return ""
+	}
+	if calls > 0 && u.calls+calls > l.maxRequests {
+		return fmt.Sprintf("this session has %d requests in flight; at most %d are served at once (--max-session-requests)", u.calls, l.maxRequests)
+	}
+	added := 0
+	for _, c := range subs {
+		if _, ok := u.subs[c.URI]; c.On && !ok {
+			added++
+		}
+	}
+	if added > 0 && len(u.subs)+added > l.maxSubs {
+		return fmt.Sprintf("this session holds %d resource subscriptions, the most allowed (--max-subscriptions)", len(u.subs))
+	}
+	for _, c := range subs {
+		switch {
+		case c.On && u.subs == nil:
+			u.subs = map[string]struct{}{c.URI: {}}
+		case c.On:
+			u.subs[c.URI] = struct{}{}
+		default:
+			delete(u.subs, c.URI)
+		}
+	}
+	if len(u.subs) == 0 {
+		u.subs = nil // a map that grew keeps its size; start over
 	}
 	// Recency is when requests start: a response that finishes writing
 	// after the client moved on to another session must not make this one
@@ -121,8 +179,104 @@ func (l *sessionLimit) touch(id string, post, use bool, delta int) {
 		u.last = l.clock
 	}
 	if post {
-		u.active += delta
+		u.active++
+		u.calls += calls
 	}
+	return ""
+}
+
+// handling is an SDK receiving middleware that bounds, per session, the
+// requests the SDK is handling at once to maxRequests. The count of start
+// and end ends with the HTTP request; but a request whose client went
+// away runs on in the SDK until its handler returns (a disconnect does not
+// cancel it there), and the SDK keeps its bookkeeping meanwhile: counted
+// here until then, it cannot be used to pile up requests by hanging up.
+func (l *sessionLimit) handling(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if !ok || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		l.mu.Lock()
+		if n := l.inSDK[ss]; n >= l.maxRequests {
+			l.mu.Unlock()
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
+				Message: fmt.Sprintf("this session has %d requests being handled; at most %d are served at once (--max-session-requests)", n, l.maxRequests)}
+		}
+		if l.inSDK == nil {
+			l.inSDK = make(map[*mcp.ServerSession]int)
+		}
+		l.inSDK[ss]++
+		l.mu.Unlock()
+		defer func() {
+			l.mu.Lock()
+			if l.inSDK[ss]--; l.inSDK[ss] <= 0 {
+				delete(l.inSDK, ss)
+			}
+			l.mu.Unlock()
+		}()
+		return next(ctx, method, req)
+	}
+}
+
+// end undoes start's counts when the request has been answered.
+func (l *sessionLimit) end(id string, post bool, calls int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if u, ok := l.seen[id]; ok && post {
+		u.active--
+		u.calls -= calls
+	}
+}
+
+// batchAllowed refuses a batch that the session's protocol does not have
+// (2025-06-18 dropped batching; the negotiated version decides, not the
+// request's Mcp-Protocol-Version, which a client may leave out), one with
+// more than maxBatch messages, and one without a session (initialize
+// cannot be batched, and everything else needs a session). It writes the
+// refusal and reports false.
+func (l *sessionLimit) batchAllowed(w http.ResponseWriter, id string, msg *rpcMessage) bool {
+	refuse := func(why string) bool {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: "+why)
+		return false
+	}
+	if id == "" {
+		return refuse("a batch needs a session (initialize cannot be part of one)")
+	}
+	var ss *mcp.ServerSession
+	for s := range l.server.Sessions() { // batches are rare: no index needed
+		if s.ID() == id {
+			ss = s
+			break
+		}
+	}
+	if ss == nil {
+		return true // the SDK answers an unknown session
+	}
+	if v := negotiatedVersion(ss); v >= "2025-06-18" {
+		return refuse(fmt.Sprintf("JSON-RPC batches are not part of protocol %s, which this session uses", v))
+	}
+	if msg.Batch > l.maxBatch {
+		return refuse(fmt.Sprintf("a batch of %d messages is more than %d (--max-batch)", msg.Batch, l.maxBatch))
+	}
+	return true
+}
+
+// negotiatedVersion is the protocol version the SDK agreed with the
+// session's client: the one the client asked for if the server speaks it,
+// else the newest it speaks (go-sdk v1.8.0 negotiatedVersion, which is not
+// exported; 2026-07-28 is never negotiated by initialize).
+func negotiatedVersion(ss *mcp.ServerSession) string {
+	const newest = "2025-11-25"
+	ip := ss.InitializeParams()
+	if ip == nil {
+		return newest
+	}
+	switch v := ip.ProtocolVersion; v {
+	case "2024-11-05", "2025-03-26", "2025-06-18", newest:
+		return v
+	}
+	return newest
 }
 
 // stream counts a session's open GET streams.

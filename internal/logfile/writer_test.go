@@ -1,6 +1,8 @@
 package logfile
 
 import (
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +21,8 @@ func TestWriterBatches(t *testing.T) {
 	log.Info().Msg("first")
 	log.Info().Msg("second")
 	log.Warn().Msg("third")
-	if got := out.String(); !strings.Contains(got, "first") || strings.Index(got, "second") > strings.Index(got, "third") ||
-		!strings.Contains(got, "third") {
-		t.Fatalf("after a warning the log holds %q, want first, second, third in order", got)
+	if got := messages(t, out.String()); !slices.Equal(got, []string{"first", "second", "third"}) {
+		t.Fatalf("after a warning the log holds %q, want exactly first, second, third in order", got)
 	}
 	log.Info().Msg("fourth")
 	deadline := time.Now().Add(10*flushInterval + time.Second)
@@ -41,4 +42,23 @@ func TestWriterBatches(t *testing.T) {
 	if err := lw.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
 	}
+}
+
+// messages returns the message of every log line in out, in order.
+func messages(t *testing.T, out string) []string {
+	t.Helper()
+	var msgs []string
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		var l struct {
+			Message string `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Fatalf("log line %q is not JSON: %v", line, err)
+		}
+		msgs = append(msgs, l.Message)
+	}
+	return msgs
 }

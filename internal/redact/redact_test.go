@@ -21,3 +21,27 @@ func TestRedactor(t *testing.T) {
 		t.Errorf("nil redactor changed input: %q", got)
 	}
 }
+
+// TestRedactorMinimumLength pins the documented threshold (README, Security:
+// "a secret shorter than 4 characters ... is not recognized"): a 4-character
+// secret is masked, a 3-character one is left alone, also when both are given.
+func TestRedactorMinimumLength(t *testing.T) {
+	if minLen != 4 {
+		t.Fatalf("minLen = %d; the README documents 4", minLen)
+	}
+	cases := []struct {
+		secrets []string
+		in      string
+		want    string
+	}{
+		{[]string{"k3y!"}, "key=k3y! twice k3y!", "key=" + Mask + " twice " + Mask},
+		{[]string{"k3y"}, "key=k3y", "key=k3y"},
+		{[]string{"k3y", "w0rd"}, "k3y w0rd", "k3y " + Mask},
+		{[]string{""}, "empty", "empty"},
+	}
+	for _, c := range cases {
+		if got := New(c.secrets...).String(c.in); got != c.want {
+			t.Errorf("New(%q).String(%q) = %q, want %q", c.secrets, c.in, got, c.want)
+		}
+	}
+}

@@ -152,7 +152,7 @@ func TestLargeResults(t *testing.T) {
 func TestCrashMidCallThenRestart(t *testing.T) {
 	for name, callText := range callPaths {
 		t.Run(name, func(t *testing.T) {
-			s, _ := runServer(t, fixture.Options{}, Options{})
+			s, logs := runServer(t, fixture.Options{}, Options{})
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			if err := s.WaitStarted(ctx); err != nil {
@@ -164,7 +164,15 @@ func TestCrashMidCallThenRestart(t *testing.T) {
 				_, err := callText(ctx, s, "sleep", map[string]any{"ms": 10000})
 				errc <- err
 			}()
-			time.Sleep(200 * time.Millisecond)
+			// Kill it once the call is in the server's hands (the fixture
+			// announces the sleep on stderr, which the supervisor logs).
+			for !strings.Contains(logs.String(), "sleep started 10000ms") {
+				select {
+				case <-ctx.Done():
+					t.Fatalf("the sleep never started:\n%s", logs)
+				case <-time.After(5 * time.Millisecond):
+				}
+			}
 			syscall.Kill(pid, syscall.SIGKILL)
 			var err error
 			select {
