@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/sandbox"
 )
@@ -17,7 +18,7 @@ func runBuiltin(ctx context.Context, args []string) error {
 	}
 	switch args[0] {
 	case "sandbox":
-		return sandbox.Run(ctx, os.Stdin, os.Stdout, sandbox.Options{Version: version})
+		return sandbox.Run(ctx, os.Stdin, os.Stdout, sandbox.Options{Version: readBuildInfo(debug.ReadBuildInfo).serverVersion()})
 	default:
 		return &usageError{fmt.Sprintf("unknown built-in server %q (built in: sandbox)", args[0])}
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -304,6 +306,17 @@ func TestServeWithoutConfig(t *testing.T) {
 	code, h := sb.health()
 	if code != 200 || h.Status != "ok" || len(h.Servers) != 1 || h.Servers[0].Name != "sandbox" || h.Servers[0].State != "ready" || h.Servers[0].Tools != 5 {
 		t.Fatalf("health %d %+v", code, h)
+	}
+	// A request without the token is told where this gateway's token is
+	// (make run's .mcp-gateway/token, not the sandbox's path).
+	resp, err := http.Post(sb.url()+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "(the token is in "+sb.tokenFile+")") {
+		t.Errorf("without a token: HTTP %d %s; want 401 naming %s", resp.StatusCode, body, sb.tokenFile)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -78,7 +80,7 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 		audit = log.Output(set.auditOut)
 	}
 	g.icpt = intercept.New(set.interceptors, specs, intercept.Options{Logger: log, Environ: supervisor.EnvWithout(os.Environ(), auth.EnvVar)})
-	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: version, Audit: endpoint.AuditLog(audit), Interceptors: g.icpt})
+	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: readBuildInfo(debug.ReadBuildInfo).serverVersion(), Audit: endpoint.AuditLog(audit), Interceptors: g.icpt})
 	secrets := []string{token}
 	for _, sp := range specs {
 		secrets = append(secrets, sp.Secrets()...)
@@ -157,6 +159,7 @@ func (g *gateway) run(ctx context.Context, ln net.Listener, ready func(summary))
 		MaxSessions: g.set.MaxSessions,
 		Servers:     g.statuses,
 		OnRequest:   g.trim.seen,
+		TokenFile:   g.set.TokenFile,
 	})
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- g.ep.Serve(ln) }()
@@ -210,30 +213,41 @@ func (g *gateway) startInterceptors(ctx context.Context) error {
 	return nil
 }
 
-// waitStarted waits for every server's first start, failing as soon as one
-// fails, or when the startup timeout passes.
+// waitStarted waits for every server's first start, or the startup
+// timeout. It waits for all of them even after one fails, so that the error
+// names every server that failed (fixing a template's servers then takes
+// one rebuild, not one per server).
 func (g *gateway) waitStarted(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, g.set.StartupTimeout)
 	defer cancel()
-	errs := make(chan error, len(g.servers))
-	for _, s := range g.servers {
+	failed := make([]error, len(g.servers))
+	done := make(chan struct{}, len(g.servers))
+	for i, s := range g.servers {
 		go func() {
-			err := s.WaitStarted(ctx)
-			if err != nil && ctx.Err() == nil {
-				err = fmt.Errorf("server %q failed to start: %w", s.Name(), err)
+			if err := s.WaitStarted(ctx); err != nil && ctx.Err() == nil {
+				failed[i] = fmt.Errorf("server %q failed to start: %w", s.Name(), err)
 			}
-			errs <- err
+			done <- struct{}{}
 		}()
 	}
 	for range g.servers {
-		if err := <-errs; err != nil {
-			if ctx.Err() != nil {
-				return g.timeoutError(ctx)
-			}
-			return err
-		}
+		<-done
 	}
-	return nil
+	if ctx.Err() != nil {
+		return g.timeoutError(ctx)
+	}
+	failed = slices.DeleteFunc(failed, func(err error) bool { return err == nil })
+	switch len(failed) {
+	case 0:
+		return nil
+	case 1:
+		return failed[0]
+	}
+	msgs := make([]string, len(failed))
+	for i, err := range failed {
+		msgs[i] = err.Error()
+	}
+	return fmt.Errorf("%d of %d servers failed to start:\n  %s", len(failed), len(g.servers), strings.Join(msgs, "\n  "))
 }
 
 func (g *gateway) timeoutError(ctx context.Context) error {

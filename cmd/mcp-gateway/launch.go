@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -45,8 +46,13 @@ const (
 // gateway in the background in its own session, and exit 0 once it serves.
 // On failure nothing is left behind: no process, no token file.
 func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	set, _, err := parseFlags("launch", args, stderr, nil)
+	set, _, err := parseFlags(command{
+		synopsis: "mcp-gateway --config '<json>' | --config-file PATH [flags]   (start in the background; exit 0 once ready)",
+	}, args, stderr)
 	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
 		return err
 	}
 	raw, err := set.rawConfig()

@@ -14,11 +14,11 @@ func TestLimitFlags(t *testing.T) {
 		{"--max-body-bytes", "-1"}, {"--read-header-timeout", "-1s"}, {"--body-timeout", "-1s"}, {"--idle-timeout", "-1s"},
 	} {
 		var ue *usageError
-		if _, _, err := parseFlags("serve", args, io.Discard, nil); !errors.As(err, &ue) {
+		if _, _, err := parseFlags(command{name: "serve"}, args, io.Discard); !errors.As(err, &ue) {
 			t.Errorf("%v: %v, want a usage error", args, err)
 		}
 	}
-	set, _, err := parseFlags("serve", nil, io.Discard, nil)
+	set, _, err := parseFlags(command{name: "serve"}, nil, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,11 +27,11 @@ func TestLimitFlags(t *testing.T) {
 		t.Errorf("defaults %+v", l)
 	}
 	// A launch hands every limit to the background gateway.
-	set, _, err = parseFlags("launch", []string{"--max-body-bytes", "123", "--idle-timeout", "7s"}, io.Discard, nil)
+	set, _, err = parseFlags(command{}, []string{"--max-body-bytes", "123", "--idle-timeout", "7s"}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _, err := parseFlags("serve", limitArgs(set.Limits), io.Discard, nil)
+	again, _, err := parseFlags(command{name: "serve"}, limitArgs(set.Limits), io.Discard)
 	if err != nil || again.Limits != set.Limits {
 		t.Errorf("limits through args: %+v %v, want %+v", again.Limits, err, set.Limits)
 	}

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -68,9 +69,6 @@ Usage:
 Run 'mcp-gateway serve -h' for the flags.
 `
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
-
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
@@ -90,7 +88,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "builtin":
 		return runBuiltin(ctx, rest)
 	case "version", "--version":
-		fmt.Fprintln(stdout, "mcp-gateway", version)
+		fmt.Fprintln(stdout, readBuildInfo(debug.ReadBuildInfo))
 		return nil
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)

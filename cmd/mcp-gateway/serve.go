@@ -21,9 +21,14 @@ import (
 // --daemon it is the background half of a launch (internal).
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var daemon bool
-	set, fs, err := parseFlags("serve", args, stderr, func(fs *flag.FlagSet) {
-		fs.BoolVar(&daemon, "daemon", false, "internal: the background half of a launch")
-	})
+	set, fs, err := parseFlags(command{
+		name:     "serve",
+		synopsis: "mcp-gateway serve [--config '<json>' | --config-file PATH] [flags]   (no config: the built-in sandbox server)",
+		extra: func(fs *flag.FlagSet) {
+			fs.BoolVar(&daemon, "daemon", false, "internal: the background half of a launch")
+		},
+		hidden: []string{"daemon", "log-file"},
+	}, args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	mcpgateway "github.com/mcp-gateway/mcp-gateway"
@@ -81,15 +83,59 @@ func (s *settings) register(fs *flag.FlagSet) {
 	registerLimits(fs, &s.Limits)
 }
 
+// command describes a subcommand's flags for parseFlags and its -h.
+type command struct {
+	name     string // as typed after mcp-gateway ("" for a launch)
+	synopsis string // the usage line -h prints
+	// extra registers flags of this command only (may be nil).
+	extra func(*flag.FlagSet)
+	// shown lists the flags -h documents; nil shows every flag except the
+	// hidden ones. Flags not shown are still parsed (a command may refuse
+	// them with a message of its own).
+	shown []string
+	// hidden flags are never documented (internal plumbing).
+	hidden []string
+	// defaults overrides the default -h shows for a flag, when the command
+	// uses another one than the flag's (stdio logs to stderr).
+	defaults map[string]string
+	// usages overrides a flag's -h text, when the command uses it otherwise.
+	usages map[string]string
+}
+
+// usage prints c's synopsis and the flags it documents, in flag's format.
+func (c command) usage(fs *flag.FlagSet) {
+	out := fs.Output()
+	fmt.Fprintf(out, "Usage: %s\n\nFlags:\n", c.synopsis)
+	doc := flag.NewFlagSet(fs.Name(), flag.ContinueOnError)
+	doc.SetOutput(out)
+	fs.VisitAll(func(f *flag.Flag) {
+		if slices.Contains(c.hidden, f.Name) || (c.shown != nil && !slices.Contains(c.shown, f.Name)) {
+			return
+		}
+		text := f.Usage
+		if u, ok := c.usages[f.Name]; ok {
+			text = u
+		}
+		doc.Var(f.Value, f.Name, text)
+		d := doc.Lookup(f.Name)
+		d.DefValue = f.DefValue
+		if v, ok := c.defaults[f.Name]; ok {
+			d.DefValue = v
+		}
+	})
+	doc.PrintDefaults()
+}
+
 // parseFlags parses args into a new settings value.
-func parseFlags(name string, args []string, stderr io.Writer, extra func(*flag.FlagSet)) (*settings, *flag.FlagSet, error) {
+func parseFlags(c command, args []string, stderr io.Writer) (*settings, *flag.FlagSet, error) {
 	s := &settings{}
-	fs := flag.NewFlagSet("mcp-gateway "+name, flag.ContinueOnError)
+	fs := flag.NewFlagSet(strings.TrimSpace("mcp-gateway "+c.name), flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	s.register(fs)
-	if extra != nil {
-		extra(fs)
+	if c.extra != nil {
+		c.extra(fs)
 	}
+	fs.Usage = func() { c.usage(fs) }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, nil, err

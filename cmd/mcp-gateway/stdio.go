@@ -28,7 +28,13 @@ var stdioFlags = []string{"config", "config-file", "log-file", "log-level", "cat
 // Stdout carries protocol messages only; logs go to stderr, or to
 // --log-file when it is given.
 func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
-	set, fs, err := parseFlags("stdio", args, stderr, nil)
+	set, fs, err := parseFlags(command{
+		name:     "stdio",
+		synopsis: "mcp-gateway stdio [--config '<json>' | --config-file PATH] [flags]",
+		shown:    stdioFlags,
+		defaults: map[string]string{"log-file": "stderr"},
+		usages:   map[string]string{"log-file": "write the log to this file instead of stderr"},
+	}, args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -67,9 +68,9 @@ func TestBearer(t *testing.T) {
 	ok := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "through")
 	})
-	srv := httptest.NewServer(Bearer("s3cret-token", ok))
+	srv := httptest.NewServer(Bearer("s3cret-token", "/some/dir/.token", ok))
 	defer srv.Close()
-	empty := httptest.NewServer(Bearer("", ok))
+	empty := httptest.NewServer(Bearer("", "", ok))
 	defer empty.Close()
 
 	cases := []struct {
@@ -115,6 +116,12 @@ func TestBearer(t *testing.T) {
 				}
 				if !strings.Contains(string(body), `"code":-32001`) {
 					t.Errorf("401 body is not a JSON-RPC error: %s", body)
+				}
+				// The hint names the token file the gateway was given, and
+				// none when it has none.
+				named := strings.Contains(string(body), "(the token is in /some/dir/.token)")
+				if wantNamed := strings.HasPrefix(c.url, srv.URL); named != wantNamed || !json.Valid(body) {
+					t.Errorf("401 body %s: names the token file %v, want %v (and valid JSON)", body, named, wantNamed)
 				}
 			} else if string(body) != "through" {
 				t.Errorf("body %q, want the wrapped handler's", body)

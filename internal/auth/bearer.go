@@ -2,6 +2,7 @@ package auth
 
 import (
 	"crypto/subtle"
+	"encoding/json"
 	"net/http"
 	"strings"
 )
@@ -14,11 +15,15 @@ import (
 // in logs and browser history. The check runs before the body is read.
 //
 // An empty token refuses every request: a misconfigured gateway fails closed.
-func Bearer(token string, next http.Handler) http.Handler {
+// tokenFile, if not empty, is where a client on the machine can read the
+// token; the 401 names it (the gateway's own path, which differs between a
+// sandbox and `make run`).
+func Bearer(token, tokenFile string, next http.Handler) http.Handler {
 	want := []byte(token)
+	refusal := unauthorizedBody(tokenFile)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(want) == 0 || !matches(r.Header.Get("Authorization"), want) {
-			Unauthorized(w)
+			writeUnauthorized(w, refusal)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -41,12 +46,27 @@ func matches(header string, want []byte) bool {
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
 
-// Unauthorized writes the 401 that MCP clients expect: a WWW-Authenticate
-// challenge and a JSON-RPC error body that says what to send.
-func Unauthorized(w http.ResponseWriter) {
+// unauthorizedBody is the JSON-RPC error of a 401: what to send, and where
+// the token is when tokenFile is known.
+func unauthorizedBody(tokenFile string) []byte {
+	msg := "unauthorized: send the gateway token as 'Authorization: Bearer <token>'"
+	if tokenFile != "" {
+		msg += " (the token is in " + tokenFile + ")"
+	}
+	b, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0",
+		"id":      nil,
+		"error":   map[string]any{"code": -32001, "message": msg},
+	})
+	return append(b, '\n')
+}
+
+// writeUnauthorized writes the 401 that MCP clients expect: a
+// WWW-Authenticate challenge and a JSON-RPC error body that says what to send.
+func writeUnauthorized(w http.ResponseWriter, body []byte) {
 	h := w.Header()
 	h.Set("WWW-Authenticate", `Bearer realm="mcp-gateway"`)
 	h.Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusUnauthorized)
-	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"unauthorized: send the gateway token as 'Authorization: Bearer <token>' (see /etc/mcp-gateway/.token)"}}` + "\n"))
+	_, _ = w.Write(body)
 }

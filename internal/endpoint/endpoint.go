@@ -39,6 +39,9 @@ type Options struct {
 	// path (the gateway counts requests with it to trim memory after a
 	// burst).
 	OnRequest func()
+	// TokenFile is where a client on the machine can read the token; the
+	// 401 answer names it. Empty names no file.
+	TokenFile string
 }
 
 // Endpoint serves one merged MCP server (an aggregate.Gateway) over
@@ -81,7 +84,7 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	// accounting, for the fast path (fastpath.go) and the SDK alike.
 	mcpChain := func(core http.HandlerFunc) http.Handler {
 		guarded := rpcGuard{limits: opts.Limits, next: e.sessions.wrap(core)}
-		return auth.Bearer(token, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		return auth.Bearer(token, opts.TokenFile, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if opts.OnRequest != nil {
 				opts.OnRequest()
 			}
