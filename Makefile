@@ -8,8 +8,11 @@ TOKEN_FILE ?= $(CURDIR)/.mcp-gateway/token
 
 .PHONY: run build test test-deps lint conformance soak bench bench-smoke fuzz
 
+# -buildvcs=auto: the binary carries its git revision (mcp-gateway version)
+# even where GOFLAGS turns VCS stamping off; outside a git checkout, none.
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/mcp-gateway ./cmd/mcp-gateway
+	@echo "compiling bin/mcp-gateway (the first build downloads modules and compiles for a few minutes; later builds take seconds)"
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o bin/mcp-gateway ./cmd/mcp-gateway
 
 run: build
 	mkdir -p $(CURDIR)/.mcp-gateway

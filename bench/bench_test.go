@@ -96,13 +96,20 @@ func TestTableMarksVerdicts(t *testing.T) {
 		t.Fatalf("misses = %d, want 1", tb.misses())
 	}
 	var out strings.Builder
-	tb.write(&out)
+	tb.write(&out, true)
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if len(lines) != 5 {
 		t.Fatalf("table has %d lines, want 5:\n%s", len(lines), out.String())
 	}
 	if !strings.Contains(lines[2], "PASS") || !strings.Contains(lines[3], "MISS") || strings.Contains(lines[4], "PASS") {
 		t.Fatalf("verdicts misplaced:\n%s", out.String())
+	}
+	// A quick run's table is not judged: same rows, no verdicts.
+	out.Reset()
+	tb.write(&out, false)
+	quick := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(quick) != 5 || strings.Contains(out.String(), "MISS") || strings.Contains(out.String(), "PASS") || !strings.Contains(quick[3], "≤ 2 ms |") {
+		t.Fatalf("unjudged table:\n%s", out.String())
 	}
 }
 

@@ -52,12 +52,18 @@ func (t *table) misses() int {
 }
 
 // write prints the table as Markdown, so it can be pasted into README.md.
-func (t *table) write(w io.Writer) {
-	cells := [][]string{{"Measurement", "Result", "Target", ""}}
-	for _, r := range t.rows {
-		cells = append(cells, []string{r.what, r.result, r.target, string(r.verdict)})
+// Unjudged (a quick run, whose numbers are too short to mean anything),
+// it has no verdict column: a smoke run that passes shows no MISS.
+func (t *table) write(w io.Writer, judged bool) {
+	ncol := 3
+	if judged {
+		ncol = 4
 	}
-	width := make([]int, 4)
+	cells := [][]string{[]string{"Measurement", "Result", "Target", ""}[:ncol]}
+	for _, r := range t.rows {
+		cells = append(cells, []string{r.what, r.result, r.target, string(r.verdict)}[:ncol])
+	}
+	width := make([]int, ncol)
 	for _, c := range cells {
 		for i, s := range c {
 			width[i] = max(width[i], len([]rune(s)))
@@ -72,7 +78,7 @@ func (t *table) write(w io.Writer) {
 		fmt.Fprintln(w, b.String())
 	}
 	line(cells[0])
-	sep := make([]string, 4)
+	sep := make([]string, ncol)
 	for i := range sep {
 		sep[i] = strings.Repeat("-", width[i])
 	}
