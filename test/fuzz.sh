@@ -12,11 +12,24 @@ GO=${GO:-go}
 FUZZTIME=${FUZZTIME:-5s}
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+#
+# A target may carry go test flags of its own after a second colon
+# (pkg:FuzzName:-flag=value,-other=value).
 for t in "$@"; do
-	pkg=${t%%:*} name=${t#*:}
+	pkg=${t%%:*} rest=${t#*:}
+	name=${rest%%:*} flags=()
+	if [ "$rest" != "$name" ]; then
+		IFS=, read -r -a flags <<<"${rest#*:}"
+	fi
+	# Without minimization every run adds to the fuzz cache the inputs whose
+	# coverage only varied with scheduling, and replaying them soon takes the
+	# whole run: such a target starts from its seeds and testdata alone.
+	if [[ " ${flags[*]-} " == *" -fuzzminimizetime=0 "* ]]; then
+		rm -rf "$("$GO" env GOCACHE)/fuzz/$("$GO" list "./$pkg")/$name"
+	fi
 	run() {
-		echo "fuzz $name for $FUZZTIME"
-		"$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" "./$pkg" >"$out" 2>&1
+		echo "fuzz $name for $FUZZTIME ${flags[*]}"
+		"$GO" test -run '^$' -fuzz "^${name}\$" -fuzztime "$FUZZTIME" ${flags[@]+"${flags[@]}"} "./$pkg" >"$out" 2>&1
 		local status=$?
 		cat "$out"
 		return $status

@@ -28,9 +28,14 @@ type fuzzGateway struct {
 	mu         sync.Mutex
 	session    string // a live MCP session, renewed when a fuzzed DELETE ends it
 	checks     int    // alive calls so far
+	// keep is a keep-alive connection the lane has taken over, for the
+	// liveness check after each input (nil until the first, and after it
+	// broke); keepR reads it.
+	keep  net.Conn
+	keepR *bufio.Reader
 }
 
-func startFuzzGateway(f *testing.F) *fuzzGateway {
+func startFuzzGateway(f testing.TB) *fuzzGateway {
 	f.Helper()
 	argv, env := fixture.Command(fixture.Options{Name: "fx", Tools: []string{"echo", "fail"}})
 	spec := catalog.ServerSpec{Name: "fx", Kind: catalog.KindCatalog, Command: argv, Env: map[string]string{}}
@@ -102,10 +107,67 @@ func (fg *fuzzGateway) do(method, url, session string, body []byte) (*http.Respo
 }
 
 // alive checks that the gateway answers a valid request on the session
-// (renewed if the fuzzer deleted it): a ping, and every 8th time a tool
-// call, which goes through to the upstream and back.
+// (renewed if the fuzzer deleted it). Most checks are a tools/list on a
+// keep-alive connection of the lane, which costs a fraction of a new
+// request through net/http; every 8th is a tools/call, which goes through
+// to the upstream and back, and every 64th a ping through net/http and the
+// SDK (FuzzLaneWire runs thousands of inputs a second this way; a new
+// connection and SDK round trip per input made it a few hundred).
 func (fg *fuzzGateway) alive() error {
 	fg.checks++
+	if fg.checks%64 != 0 {
+		body, want := `{"jsonrpc":"2.0","id":"alive","method":"tools/list"}`, `"name":"echo"`
+		if fg.checks%8 == 0 {
+			body, want = `{"jsonrpc":"2.0","id":"alive","method":"tools/call","params":{"name":"echo","arguments":{"text":"alive"}}}`, `"text":"alive"`
+		}
+		if fg.keepCall(body, want) == nil {
+			return nil
+		}
+		// The connection broke or the session is gone: the full check
+		// below says which, renewing the session if need be.
+		fg.dropKeep()
+	}
+	return fg.aliveHTTP()
+}
+
+// keepCall sends one POST on the kept connection (dialing it if need be)
+// and checks that the answer is a 200 that contains want.
+func (fg *fuzzGateway) keepCall(body, want string) error {
+	if fg.keep == nil {
+		c, err := net.Dial("tcp", strings.TrimPrefix(fg.url, "http://"))
+		if err != nil {
+			return err
+		}
+		fg.keep, fg.keepR = c, bufio.NewReader(c)
+	}
+	_ = fg.keep.SetDeadline(time.Now().Add(20 * time.Second))
+	fmt.Fprintf(fg.keep, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s", fg.token, fg.session, len(body), body)
+	resp, err := http.ReadResponse(fg.keepR, nil)
+	if err != nil {
+		return err
+	}
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(want)) {
+		return fmt.Errorf("valid request %s: %d %s", body, resp.StatusCode, b)
+	}
+	return nil
+}
+
+func (fg *fuzzGateway) dropKeep() {
+	if fg.keep != nil {
+		fg.keep.Close()
+		fg.keep, fg.keepR = nil, nil
+	}
+}
+
+// aliveHTTP is the full liveness check through net/http: a ping, and
+// every 8th time a tools/call, renewing the session if it is gone.
+func (fg *fuzzGateway) aliveHTTP() error {
 	req, want := `{"jsonrpc":"2.0","id":"alive","method":"ping"}`, `"result":{}`
 	if fg.checks%8 == 0 {
 		req, want = `{"jsonrpc":"2.0","id":"alive","method":"tools/call","params":{"name":"echo","arguments":{"text":"alive"}}}`, `"text":"alive"`
@@ -252,14 +314,48 @@ func FuzzHTTPEndpoint(f *testing.F) {
 // net/http would, or hands it back), never a 5xx of the gateway's, and a valid call must be
 // answered after every input. "TOKEN" and "SESSION" in the input become the
 // live token and session id.
+//
+// Each fuzz worker (a process) shares one in-process gateway across its
+// inputs, and liveness is checked on a kept connection (alive), so an
+// input costs two new connections and a few lane round trips:
+// BenchmarkLaneWireInput measures the rate. Coverage of a concurrent server
+// varies between runs of the same input, so the fuzzer finds "new" inputs
+// all the time; test/fuzz.sh runs this target with -fuzzminimizetime 0, or
+// the workers spend their time minimizing those instead of fuzzing.
 func FuzzLaneWire(f *testing.F) {
+	for _, seed := range laneWireSeeds() {
+		f.Add([]byte(seed))
+	}
+	fg := startFuzzGateway(f)
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if err := fg.checkLaneWire(raw); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// BenchmarkLaneWireInput runs FuzzLaneWire's check on its seed inputs in
+// turn, without the fuzzer: inputs/s is what a fuzz worker can do at most.
+func BenchmarkLaneWireInput(b *testing.B) {
+	seeds := laneWireSeeds()
+	fg := startFuzzGateway(b)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if err := fg.checkLaneWire([]byte(seeds[i%len(seeds)])); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inputs/s")
+}
+
+func laneWireSeeds() []string {
 	call := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`
 	head := "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer TOKEN\r\nContent-Type: application/json\r\n" +
 		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: SESSION\r\n"
 	post := func(extra, body string) string {
 		return head + extra + fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
 	}
-	for _, seed := range []string{
+	return []string{
 		post("", call),
 		post("", call) + post("", call),
 		post("", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`),
@@ -277,45 +373,60 @@ func FuzzLaneWire(f *testing.F) {
 		"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
 		"POST /mcp HTTP/1.1\r\n\r\n",
 		"\x00\xff garbage\r\n\r\n",
-	} {
-		f.Add([]byte(seed))
 	}
-	fg := startFuzzGateway(f)
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		fg.mu.Lock()
-		defer fg.mu.Unlock()
-		raw = bytes.ReplaceAll(raw, []byte("TOKEN"), []byte(fg.token))
-		raw = bytes.ReplaceAll(raw, []byte("SESSION"), []byte(fg.session))
+}
+
+// checkLaneWire is FuzzLaneWire's check of one input.
+func (fg *fuzzGateway) checkLaneWire(raw []byte) error {
+	fg.mu.Lock() // workers are processes; this only guards -parallel
+	defer fg.mu.Unlock()
+	raw = bytes.ReplaceAll(raw, []byte("TOKEN"), []byte(fg.token))
+	raw = bytes.ReplaceAll(raw, []byte("SESSION"), []byte(fg.session))
+	// Ending or starting sessions changes what the second sending
+	// gets; the answers are compared for everything else.
+	lower := bytes.ToLower(raw)
+	stateful := bytes.Contains(lower, []byte("delete")) || bytes.Contains(lower, []byte("initialize"))
+	// A request of the previous input (or of the first sending) may still
+	// be in flight on the session when the next one arrives, and a request
+	// that reuses its id is then refused (the SDK's "duplicate in-flight
+	// request ID"): that is the session's state, not the lane. So a
+	// mismatch is sent again, after a round trip on the kept connection,
+	// until it settles; a real difference persists to the deadline.
+	deadline := time.Now().Add(2 * time.Second)
+	for {
 		fresh, err := fg.wire(raw, false)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		lane, err := fg.wire(raw, true)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		// net/http's own refusals of the protocol (501 for an unknown
 		// transfer coding, 505 for a version) are not the gateway failing.
 		if failed := func(s int) bool { return s >= 500 && s != 501 && s != 505 }; failed(fresh) || failed(lane) {
-			t.Fatalf("%q: net/http answered %d, the lane %d", raw, fresh, lane)
+			return fmt.Errorf("%q: net/http answered %d, the lane %d", raw, fresh, lane)
 		}
-		// Ending or starting sessions changes what the second sending
-		// gets; the answers are compared for everything else.
-		lower := bytes.ToLower(raw)
-		stateful := bytes.Contains(lower, []byte("delete")) || bytes.Contains(lower, []byte("initialize"))
-		if fresh != lane && !stateful {
-			t.Fatalf("%q: net/http answered %d, the lane %d", raw, fresh, lane)
+		if fresh == lane || stateful {
+			break
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%q: net/http answered %d, the lane %d", raw, fresh, lane)
 		}
 		if err := fg.alive(); err != nil {
-			t.Fatalf("after %q: %v", raw, err)
+			return fmt.Errorf("after %q: %w", raw, err)
 		}
-	})
+	}
+	if err := fg.alive(); err != nil {
+		return fmt.Errorf("after %q: %w", raw, err)
+	}
+	return nil
 }
 
-// wire sends raw on a new connection, which first makes two calls when
-// onLane (the first makes the lane take it, the second checks it did),
-// ends its sending half, and returns the status of the first answer (0 for
-// none).
+// wire sends raw on a new connection, which first makes a tools/list
+// when onLane (answered through the fast path, it makes the lane take the
+// connection), ends its sending half, and returns the status of the first
+// answer (0 for none).
 func (fg *fuzzGateway) wire(raw []byte, onLane bool) (int, error) {
 	c, err := net.Dial("tcp", strings.TrimPrefix(fg.url, "http://"))
 	if err != nil {
@@ -325,21 +436,21 @@ func (fg *fuzzGateway) wire(raw []byte, onLane bool) (int, error) {
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
 	br := bufio.NewReader(c)
 	if onLane {
-		body := `{"jsonrpc":"2.0","id":"lane","method":"tools/call","params":{"name":"echo","arguments":{"text":"lane"}}}`
-		served := fg.g.lane.served.Load()
-		for range 2 {
-			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
-				"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s", fg.token, fg.session, len(body), body)
-			resp, err := http.ReadResponse(br, nil)
-			if err != nil {
-				return 0, fmt.Errorf("call before the input: %w", err)
-			}
-			b, _ := io.ReadAll(resp.Body)
-			if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(`"text":"lane"`)) {
-				return 0, fmt.Errorf("call before the input: %d %s", resp.StatusCode, b)
-			}
+		body := `{"jsonrpc":"2.0","id":"lane","method":"tools/list"}`
+		adopted := fg.g.lane.adopted.Load()
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+			"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s", fg.token, fg.session, len(body), body)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return 0, fmt.Errorf("call before the input: %w", err)
 		}
-		if fg.g.lane.served.Load() <= served { // other connections may add too
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(`"name":"echo"`)) {
+			return 0, fmt.Errorf("call before the input: %d %s", resp.StatusCode, b)
+		}
+		// The lane takes a connection before it writes the answer that
+		// made it take it. Other connections may add too (the kept one).
+		if fg.g.lane.adopted.Load() <= adopted {
 			return 0, errors.New("the lane did not take the connection")
 		}
 	}
