@@ -36,6 +36,9 @@ type gateway struct {
 	servers []upstream
 	trim    memTrimmer
 	ep      *endpoint.Endpoint // set by run; nil in stdio mode
+	// progress, if set, is told of each server's start, readiness or
+	// failure while the gateway starts, from several goroutines at once.
+	progress func(progressEvent)
 }
 
 // upstream is one server as the gateway runs it: a stdio child under a
@@ -222,12 +225,24 @@ func (g *gateway) waitStarted(ctx context.Context) error {
 	defer cancel()
 	failed := make([]error, len(g.servers))
 	done := make(chan struct{}, len(g.servers))
+	progress := g.progress
+	if progress == nil {
+		progress = func(progressEvent) {}
+	}
+	began := time.Now()
 	for i, s := range g.servers {
 		go func() {
-			if err := s.WaitStarted(ctx); err != nil && ctx.Err() == nil {
+			defer func() { done <- struct{}{} }()
+			progress(progressEvent{Server: s.Name()})
+			err := s.WaitStarted(ctx)
+			switch {
+			case err == nil:
+				perServer, _ := g.agg.ToolCount()
+				progress(progressEvent{Server: s.Name(), Ready: true, Elapsed: time.Since(began), Tools: perServer[s.Name()]})
+			case ctx.Err() == nil:
 				failed[i] = fmt.Errorf("server %q failed to start: %w", s.Name(), err)
+				progress(progressEvent{Server: s.Name(), Failed: true, Elapsed: time.Since(began)})
 			}
-			done <- struct{}{}
 		}()
 	}
 	for range g.servers {

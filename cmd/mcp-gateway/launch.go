@@ -29,10 +29,13 @@ type bootstrap struct {
 }
 
 // readyMsg is the background gateway's one-line answer on the ready pipe.
+// Before it, any number of progress lines may come: one server's step, for
+// a launch on a terminal.
 type readyMsg struct {
-	OK      bool    `json:"ok"`
-	Error   string  `json:"error,omitempty"`
-	Summary summary `json:"summary"`
+	OK       bool           `json:"ok"`
+	Error    string         `json:"error,omitempty"`
+	Summary  summary        `json:"summary"`
+	Progress *progressEvent `json:"progress,omitempty"`
 }
 
 // Extra files of the background gateway: fd 3 is the ready pipe, fd 4 the
@@ -75,14 +78,22 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	err = launch(ctx, set, raw, token, lock, stdout)
+	var progress func(progressEvent)
+	if isTerminal(stderr) {
+		p := newProgressPrinter(stderr, progressDelay)
+		defer p.stop()
+		progress = p.add
+	}
+	err = launch(ctx, set, raw, token, lock, stdout, progress)
 	if err != nil {
 		os.Remove(set.TokenFile)
 	}
 	return err
 }
 
-func launch(ctx context.Context, set *settings, raw []byte, token string, lock *os.File, stdout io.Writer) error {
+// progress, if not nil, is told of each server's steps as the gateway
+// reports them.
+func launch(ctx context.Context, set *settings, raw []byte, token string, lock *os.File, stdout io.Writer, progress func(progressEvent)) error {
 	// The token's directory first, with its own mode, in case it is the
 	// log's too (the token file itself is written below).
 	if err := os.MkdirAll(dirOf(set.TokenFile), 0o700); err != nil {
@@ -107,7 +118,11 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		readyW.Close()
 		return fmt.Errorf("bootstrap pipe: %w", err)
 	}
-	cmd := exec.Command(exe, "serve", "--daemon",
+	daemonArgs := []string{"serve", "--daemon"}
+	if progress != nil {
+		daemonArgs = append(daemonArgs, "--progress")
+	}
+	cmd := exec.Command(exe, append(daemonArgs,
 		"--listen", set.Listen,
 		"--token-file", set.TokenFile,
 		"--log-file", set.LogFile,
@@ -121,7 +136,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--max-backoff", set.MaxBackoff.String(),
 		"--procs", strconv.Itoa(set.Procs),
 		"--interceptors", set.Interceptors,
-	)
+	)...)
 	cmd.Args = append(cmd.Args, limitArgs(set.Limits)...)
 	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)
 	cmd.Stdin = bootR
@@ -152,12 +167,22 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 
 	msgc := make(chan readyMsg, 1)
 	go func() {
-		var m readyMsg
-		line, err := bufio.NewReader(readyR).ReadBytes('\n')
-		if err != nil || json.Unmarshal(line, &m) != nil {
-			m = readyMsg{Error: ""}
+		br := bufio.NewReader(readyR)
+		for {
+			var m readyMsg
+			line, err := br.ReadBytes('\n')
+			if err != nil || json.Unmarshal(line, &m) != nil {
+				m = readyMsg{Error: ""}
+			}
+			if m.Progress != nil {
+				if progress != nil {
+					progress(*m.Progress)
+				}
+				continue
+			}
+			msgc <- m
+			return
 		}
-		msgc <- m
 	}()
 	timeout := time.NewTimer(set.StartupTimeout + 3*time.Second)
 	defer timeout.Stop()

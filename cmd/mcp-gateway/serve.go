@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"runtime/pprof"
+	"sync"
 
 	"github.com/rs/zerolog"
 
@@ -20,14 +21,15 @@ import (
 // runServe runs the gateway in the foreground: `mcp-gateway serve`. With
 // --daemon it is the background half of a launch (internal).
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var daemon bool
+	var daemon, progress bool
 	set, fs, err := parseFlags(command{
 		name:     "serve",
 		synopsis: "mcp-gateway serve [--config '<json>' | --config-file PATH] [flags]   (no config: the built-in sandbox server)",
 		extra: func(fs *flag.FlagSet) {
 			fs.BoolVar(&daemon, "daemon", false, "internal: the background half of a launch")
+			fs.BoolVar(&progress, "progress", false, "internal: report each server's start on the ready pipe")
 		},
-		hidden: []string{"daemon", "log-file"},
+		hidden: []string{"daemon", "progress", "log-file"},
 	}, args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -36,7 +38,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if daemon {
-		return runDaemon(ctx, set)
+		return runDaemon(ctx, set, progress)
 	}
 	log, err := newLogger(stderr, set.LogLevel)
 	if err != nil {
@@ -66,7 +68,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("listen: %w", err)
 	}
 	g := newGateway(set, specs, token, log)
+	stopProgress := func() {}
+	if isTerminal(stderr) {
+		p := newProgressPrinter(stderr, progressDelay)
+		g.progress, stopProgress = p.add, p.stop
+	}
+	defer stopProgress()
 	return g.run(ctx, ln, func(s summary) {
+		stopProgress()
 		fmt.Fprintln(stdout, s)
 	})
 }
@@ -100,21 +109,28 @@ func serveToken(set *settings, stderr io.Writer) (string, error) {
 // runDaemon is the background gateway started by a launch. It reads the
 // config and token from stdin, reports on fd 3 and holds the pid file lock
 // on fd 4 for as long as it runs. Its stdout and stderr are the log file.
-func runDaemon(ctx context.Context, set *settings) error {
+// With progress it reports each server's steps on fd 3 before the
+// final line.
+func runDaemon(ctx context.Context, set *settings, progress bool) error {
 	readyW := os.NewFile(readyFD, "ready")
 	lock := os.NewFile(lockFD, "pidfile")
 	if readyW == nil || lock == nil {
 		return errors.New("--daemon is internal to launch")
 	}
 	defer lock.Close()
+	var readyMu sync.Mutex // progress comes from a goroutine per server
 	report := func(m readyMsg) {
+		readyMu.Lock()
+		defer readyMu.Unlock()
 		if readyW == nil {
 			return
 		}
 		b, _ := json.Marshal(m)
 		_, _ = readyW.Write(append(b, '\n'))
-		readyW.Close()
-		readyW = nil
+		if m.Progress == nil {
+			readyW.Close()
+			readyW = nil
+		}
 	}
 	logw := logfile.NewWriter(os.Stderr)
 	defer logw.Close()
@@ -126,7 +142,7 @@ func runDaemon(ctx context.Context, set *settings) error {
 	}
 	stopProfile := startProfile(log)
 	defer stopProfile()
-	err = daemonMain(ctx, set, log, lock, report)
+	err = daemonMain(ctx, set, log, lock, report, progress)
 	if err != nil {
 		log.Error().Err(err).Msg("gateway failed")
 		report(readyMsg{Error: err.Error()})
@@ -134,7 +150,7 @@ func runDaemon(ctx context.Context, set *settings) error {
 	return err
 }
 
-func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os.File, report func(readyMsg)) error {
+func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os.File, report func(readyMsg), progress bool) error {
 	var boot bootstrap
 	if err := json.NewDecoder(io.LimitReader(os.Stdin, 64<<20)).Decode(&boot); err != nil {
 		return fmt.Errorf("read bootstrap: %w", err)
@@ -153,6 +169,9 @@ func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os
 	}
 	log.Info().Str("listen", set.Listen).Int("pid", os.Getpid()).Int("servers", len(specs)).Msg("gateway starting")
 	g := newGateway(set, specs, boot.Token, log)
+	if progress {
+		g.progress = func(e progressEvent) { report(readyMsg{Progress: &e}) }
+	}
 	return g.run(ctx, ln, func(s summary) { report(readyMsg{OK: true, Summary: s}) })
 }
 

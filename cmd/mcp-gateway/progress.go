@@ -1,0 +1,104 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mattn/go-isatty"
+)
+
+// progressEvent is one server's step while the gateway starts, for a
+// person watching a slow start (npx downloading, dozens of servers).
+type progressEvent struct {
+	Server  string        `json:"server"`
+	Ready   bool          `json:"ready,omitempty"`
+	Failed  bool          `json:"failed,omitempty"`
+	Elapsed time.Duration `json:"elapsed,omitempty"`
+	Tools   int           `json:"tools,omitempty"`
+}
+
+func (e progressEvent) String() string {
+	switch {
+	case e.Failed:
+		return fmt.Sprintf("%s: failed after %s", e.Server, roundElapsed(e.Elapsed))
+	case e.Ready:
+		return fmt.Sprintf("%s: ready in %s (%s)", e.Server, roundElapsed(e.Elapsed), plural(e.Tools, "tool"))
+	default:
+		return e.Server + ": starting"
+	}
+}
+
+// roundElapsed keeps a tenth of a second: "2.1s".
+func roundElapsed(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+
+// progressDelay is how long a start may take before progress is shown: a
+// quick start prints only its summary line.
+const progressDelay = time.Second
+
+// isTerminal reports whether w is a terminal, where a person reads.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// progressPrinter shows startup progress on a terminal once the start has
+// taken longer than a delay: first what happened so far (one line per
+// server: its result, or "starting"), then each event as it comes. Its
+// methods are safe for concurrent use.
+type progressPrinter struct {
+	w     io.Writer
+	timer *time.Timer
+
+	mu      sync.Mutex
+	live    bool
+	done    bool
+	order   []string                 // servers in the order first seen
+	pending map[string]progressEvent // each server's latest event, before going live
+}
+
+// newProgressPrinter returns a printer writing to w after delay.
+func newProgressPrinter(w io.Writer, delay time.Duration) *progressPrinter {
+	p := &progressPrinter{w: w, pending: map[string]progressEvent{}}
+	p.timer = time.AfterFunc(delay, p.goLive)
+	return p
+}
+
+// add records e, printing it if the delay has passed.
+func (p *progressPrinter) add(e progressEvent) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.done:
+	case p.live:
+		fmt.Fprintln(p.w, e)
+	default:
+		if _, seen := p.pending[e.Server]; !seen {
+			p.order = append(p.order, e.Server)
+		}
+		p.pending[e.Server] = e
+	}
+}
+
+func (p *progressPrinter) goLive() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	p.live = true
+	for _, s := range p.order {
+		fmt.Fprintln(p.w, p.pending[s])
+	}
+	p.pending = nil
+}
+
+// stop ends the printer: nothing more is printed after it returns.
+func (p *progressPrinter) stop() {
+	p.timer.Stop()
+	p.mu.Lock()
+	p.done = true
+	p.mu.Unlock()
+}
