@@ -19,6 +19,9 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
+// readmeStdioLog is where the README's smoke test sends stderr.
+const readmeStdioLog = "/tmp/mcp-gateway-stdio.log"
+
 // readmeSmokeTest returns the README's `printf ... | mcp-gateway stdio`
 // command, so that the documented smoke test is the tested one.
 func readmeSmokeTest(t *testing.T) string {
@@ -29,8 +32,8 @@ func readmeSmokeTest(t *testing.T) string {
 	}
 	_, block, ok := strings.Cut(string(b), "```sh\nprintf ")
 	block, _, ok2 := strings.Cut(block, "```")
-	if !ok || !ok2 || !strings.Contains(block, "| mcp-gateway stdio 2>/dev/null") {
-		t.Fatal("README.md has no ```sh block starting with printf and piping into `mcp-gateway stdio 2>/dev/null`")
+	if !ok || !ok2 || !strings.Contains(block, "| ./bin/mcp-gateway stdio 2>"+readmeStdioLog+"; echo \"exit $?\"") {
+		t.Fatal("README.md has no ```sh block starting with printf and piping into `./bin/mcp-gateway stdio 2>" + readmeStdioLog + "`")
 	}
 	return "printf " + block
 }
@@ -41,17 +44,36 @@ func readmeSmokeTest(t *testing.T) string {
 // only, exit 0 at EOF, and no process left.
 func TestStdioPrintfSmoke(t *testing.T) {
 	dir := t.TempDir()
-	// As documented, but keeping stderr to check the logs.
-	script := strings.Replace(readmeSmokeTest(t), " 2>/dev/null", "", 1)
+	// As documented, from a directory whose bin/ holds the binary, with
+	// the log in the test's own directory.
+	if err := os.Mkdir(filepath.Join(dir, "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(gatewayBin, filepath.Join(dir, "bin", "mcp-gateway")); err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "stdio.log")
+	script := strings.Replace(readmeSmokeTest(t), readmeStdioLog, logPath, 1)
 	cmd := exec.Command("/bin/sh", "-c", script)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "TMPDIR="+dir, "PATH="+filepath.Dir(gatewayBin)+":"+os.Getenv("PATH"))
+	cmd.Env = append(os.Environ(), "TMPDIR="+dir)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	var out, shErr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &shErr
 	if err := cmd.Run(); err != nil {
-		t.Fatalf("%v\nstderr:\n%s", err, stderr.String())
+		t.Fatalf("%v\nstderr:\n%s", err, shErr.String())
 	}
+	logged, err := os.ReadFile(logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := bytes.NewBuffer(logged)
+	// The shell's own `echo "exit $?"` ends the output.
+	stdoutText, ok := strings.CutSuffix(out.String(), "exit 0\n")
+	if !ok || shErr.Len() != 0 {
+		t.Fatalf("output does not end in \"exit 0\" (shell stderr %q):\n%s", shErr.String(), out.String())
+	}
+	stdout := bytes.NewBufferString(stdoutText)
 	t.Cleanup(func() { killSession(cmd.Process.Pid) })
 	if left := sessionMembers(cmd.Process.Pid); len(left) > 0 {
 		t.Errorf("processes left after EOF: %v", left)
