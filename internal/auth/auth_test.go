@@ -119,7 +119,7 @@ func TestBearer(t *testing.T) {
 				}
 				// The hint names the token file the gateway was given, and
 				// none when it has none.
-				named := strings.Contains(string(body), "(the token is in /some/dir/.token)")
+				named := strings.Contains(string(body), `{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"unauthorized: send the gateway token as 'Authorization: Bearer <token>' (the token is in /some/dir/.token)"}}`)
 				if wantNamed := strings.HasPrefix(c.url, srv.URL); named != wantNamed || !json.Valid(body) {
 					t.Errorf("401 body %s: names the token file %v, want %v (and valid JSON)", body, named, wantNamed)
 				}

@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"crypto/subtle"
 	"encoding/json"
 	"net/http"
@@ -53,12 +54,20 @@ func unauthorizedBody(tokenFile string) []byte {
 	if tokenFile != "" {
 		msg += " (the token is in " + tokenFile + ")"
 	}
-	b, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      nil,
-		"error":   map[string]any{"code": -32001, "message": msg},
-	})
-	return append(b, '\n')
+	type rpcError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	body := struct {
+		JSONRPC string   `json:"jsonrpc"`
+		ID      any      `json:"id"`
+		Error   rpcError `json:"error"`
+	}{"2.0", nil, rpcError{-32001, msg}}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b) // ends the body with a newline
+	enc.SetEscapeHTML(false)   // "<token>", not "\u003ctoken\u003e"
+	_ = enc.Encode(body)
+	return b.Bytes()
 }
 
 // writeUnauthorized writes the 401 that MCP clients expect: a
