@@ -29,11 +29,11 @@ type fuzzGateway struct {
 	mu         sync.Mutex
 	session    string // a live MCP session, renewed when a fuzzed DELETE ends it
 	checks     int    // alive calls so far
-	// keep is a keep-alive connection the lane has taken over, for the
-	// liveness check after each input (nil until the first, and after it
-	// broke); keepR reads it.
-	keep  net.Conn
-	keepR *bufio.Reader
+	// next is a connection the lane has taken over, made by the liveness
+	// check after an input, for the next input's second sending (nil
+	// when there is none yet); nextR reads it.
+	next  net.Conn
+	nextR *bufio.Reader
 }
 
 func startFuzzGateway(f testing.TB) *fuzzGateway {
@@ -108,61 +108,78 @@ func (fg *fuzzGateway) do(method, url, session string, body []byte) (*http.Respo
 }
 
 // alive checks that the gateway answers a valid request on the session
-// (renewed if the fuzzer deleted it). Most checks are a tools/list on a
-// keep-alive connection of the lane, which costs a fraction of a new
-// request through net/http; every 8th is a tools/call, which goes through
-// to the upstream and back, and every 64th a ping through net/http and the
-// SDK (FuzzLaneWire runs thousands of inputs a second this way; a new
-// connection and SDK round trip per input made it a few hundred).
+// (renewed if the fuzzer deleted it). The check is a tools/list (every 8th
+// time a tools/call, which goes through to the upstream and back) on a new
+// connection, which the lane takes over by answering it: that connection is
+// the next input's lane connection, so one request checks the gateway and
+// prepares the next input. Every 64th check is also a ping through
+// net/http and the SDK. (FuzzLaneWire ran about 20 inputs in 5 s when each
+// input made its lane connection with two tools/calls and checked liveness
+// with a ping through the SDK.)
 func (fg *fuzzGateway) alive() error {
 	fg.checks++
-	if fg.checks%64 != 0 {
-		body, want := `{"jsonrpc":"2.0","id":"alive","method":"tools/list"}`, `"name":"echo"`
-		if fg.checks%8 == 0 {
-			body, want = `{"jsonrpc":"2.0","id":"alive","method":"tools/call","params":{"name":"echo","arguments":{"text":"alive"}}}`, `"text":"alive"`
-		}
-		if fg.keepCall(body, want) == nil {
-			return nil
-		}
-		// The connection broke or the session is gone: the full check
-		// below says which, renewing the session if need be.
-		fg.dropKeep()
-	}
-	return fg.aliveHTTP()
-}
-
-// keepCall sends one POST on the kept connection (dialing it if need be)
-// and checks that the answer is a 200 that contains want.
-func (fg *fuzzGateway) keepCall(body, want string) error {
-	if fg.keep == nil {
-		c, err := net.Dial("tcp", strings.TrimPrefix(fg.url, "http://"))
-		if err != nil {
+	if fg.checks%64 == 0 {
+		if err := fg.aliveHTTP(); err != nil {
 			return err
 		}
-		fg.keep, fg.keepR = c, bufio.NewReader(c)
 	}
-	_ = fg.keep.SetDeadline(time.Now().Add(20 * time.Second))
-	fmt.Fprintf(fg.keep, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
-		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s", fg.token, fg.session, len(body), body)
-	resp, err := http.ReadResponse(fg.keepR, nil)
+	body, want := `{"jsonrpc":"2.0","id":"alive","method":"tools/list"}`, `"name":"echo"`
+	if fg.checks%8 == 0 {
+		body, want = `{"jsonrpc":"2.0","id":"alive","method":"tools/call","params":{"name":"echo","arguments":{"text":"alive"}}}`, `"text":"alive"`
+	}
+	if fg.prepareLane(body, want) == nil {
+		return nil
+	}
+	// The session may be gone (a fuzzed DELETE): the full check says,
+	// renewing it if need be; then the lane connection is made again.
+	if err := fg.aliveHTTP(); err != nil {
+		return err
+	}
+	return fg.prepareLane(body, want)
+}
+
+// prepareLane dials a connection, sends body on it and checks that the
+// answer is a 200 containing want and that the lane took the connection;
+// the connection becomes fg.next.
+func (fg *fuzzGateway) prepareLane(body, want string) error {
+	fg.dropNext()
+	c, err := net.Dial("tcp", strings.TrimPrefix(fg.url, "http://"))
 	if err != nil {
+		return err
+	}
+	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	br := bufio.NewReader(c)
+	adopted := fg.g.lane.adopted.Load()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s", fg.token, fg.session, len(body), body)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		c.Close()
 		return err
 	}
 	b, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	switch {
+	case err != nil:
+	case resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(want)):
+		err = fmt.Errorf("valid request %s: %d %s", body, resp.StatusCode, b)
+	case fg.g.lane.adopted.Load() <= adopted:
+		// The lane takes a connection before it writes the answer that
+		// made it take it; no other connection is open meanwhile.
+		err = errors.New("the lane did not take the connection")
+	}
 	if err != nil {
+		c.Close()
 		return err
 	}
-	if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(want)) {
-		return fmt.Errorf("valid request %s: %d %s", body, resp.StatusCode, b)
-	}
+	fg.next, fg.nextR = c, br
 	return nil
 }
 
-func (fg *fuzzGateway) dropKeep() {
-	if fg.keep != nil {
-		fg.keep.Close()
-		fg.keep, fg.keepR = nil, nil
+func (fg *fuzzGateway) dropNext() {
+	if fg.next != nil {
+		fg.next.Close()
+		fg.next, fg.nextR = nil, nil
 	}
 }
 
@@ -438,37 +455,29 @@ func (fg *fuzzGateway) checkLaneWire(raw []byte) error {
 	return nil
 }
 
-// wire sends raw on a new connection, which first makes a tools/list
-// when onLane (answered through the fast path, it makes the lane take the
-// connection), ends its sending half, and returns the status of the first
-// answer (0 for none).
+// wire sends raw on a connection, ends its sending half, and returns the
+// status of the first answer (0 for none). The connection is a new one, or
+// with onLane one the lane has taken over (fg.next, made by alive).
 func (fg *fuzzGateway) wire(raw []byte, onLane bool) (int, error) {
-	c, err := net.Dial("tcp", strings.TrimPrefix(fg.url, "http://"))
-	if err != nil {
-		return 0, err
+	var c net.Conn
+	var br *bufio.Reader
+	if onLane {
+		if fg.next == nil {
+			if err := fg.prepareLane(`{"jsonrpc":"2.0","id":"lane","method":"tools/list"}`, `"name":"echo"`); err != nil {
+				return 0, fmt.Errorf("call before the input: %w", err)
+			}
+		}
+		c, br = fg.next, fg.nextR
+		fg.next, fg.nextR = nil, nil
+	} else {
+		var err error
+		if c, err = net.Dial("tcp", strings.TrimPrefix(fg.url, "http://")); err != nil {
+			return 0, err
+		}
+		br = bufio.NewReader(c)
 	}
 	defer c.Close()
 	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	br := bufio.NewReader(c)
-	if onLane {
-		body := `{"jsonrpc":"2.0","id":"lane","method":"tools/list"}`
-		adopted := fg.g.lane.adopted.Load()
-		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
-			"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s", fg.token, fg.session, len(body), body)
-		resp, err := http.ReadResponse(br, nil)
-		if err != nil {
-			return 0, fmt.Errorf("call before the input: %w", err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(`"name":"echo"`)) {
-			return 0, fmt.Errorf("call before the input: %d %s", resp.StatusCode, b)
-		}
-		// The lane takes a connection before it writes the answer that
-		// made it take it. Other connections may add too (the kept one).
-		if fg.g.lane.adopted.Load() <= adopted {
-			return 0, errors.New("the lane did not take the connection")
-		}
-	}
 	if _, err := c.Write(raw); err != nil {
 		return 0, nil // closed on us mid-input: no answer
 	}
