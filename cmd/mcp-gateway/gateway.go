@@ -225,11 +225,17 @@ func (g *gateway) waitStarted(ctx context.Context) error {
 	defer cancel()
 	failed := make([]error, len(g.servers))
 	done := make(chan struct{}, len(g.servers))
-	progress := g.progress
-	if progress == nil {
-		progress = func(progressEvent) {}
-	}
 	began := time.Now()
+	progress := func(e progressEvent) {
+		if g.progress != nil {
+			if e.Ready {
+				perServer, _ := g.agg.ToolCount()
+				e.Tools = perServer[e.Server]
+			}
+			e.Elapsed = time.Since(began)
+			g.progress(e)
+		}
+	}
 	for i, s := range g.servers {
 		go func() {
 			defer func() { done <- struct{}{} }()
@@ -237,11 +243,10 @@ func (g *gateway) waitStarted(ctx context.Context) error {
 			err := s.WaitStarted(ctx)
 			switch {
 			case err == nil:
-				perServer, _ := g.agg.ToolCount()
-				progress(progressEvent{Server: s.Name(), Ready: true, Elapsed: time.Since(began), Tools: perServer[s.Name()]})
+				progress(progressEvent{Server: s.Name(), Ready: true})
 			case ctx.Err() == nil:
 				failed[i] = fmt.Errorf("server %q failed to start: %w", s.Name(), err)
-				progress(progressEvent{Server: s.Name(), Failed: true, Elapsed: time.Since(began)})
+				progress(progressEvent{Server: s.Name(), Failed: true})
 			}
 		}()
 	}

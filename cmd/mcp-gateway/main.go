@@ -66,7 +66,7 @@ Usage:
   mcp-gateway builtin sandbox             run the built-in sandbox MCP server on stdio
   mcp-gateway version
 
-Run 'mcp-gateway serve -h' for the flags.
+Run 'mcp-gateway <command> -h' for a command's flags (a launch takes serve's, and --log-file).
 `
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -102,6 +102,39 @@ func TestLaunchProgressOnTerminal(t *testing.T) {
 	}
 }
 
+// TestServeProgressOnTerminal: serve (what make run starts) on a terminal
+// shows the same progress on stderr, and its ready line on stdout.
+func TestServeProgressOnTerminal(t *testing.T) {
+	sb := newTestbox(t)
+	master, slave := openPTY(t)
+	cmd := newCmd(gatewayBin, append([]string{"serve", "--config", slowConfig(t)}, sb.flags()...)...)
+	cmd.Env = append(os.Environ(), "GATEWAY_ACCESS_TOKEN="+sb.token)
+	cmd.Stderr = slave
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	lines := startLines(t, cmd)
+	slave.Close() // the child has its own copy
+	var term bytes.Buffer
+	read := make(chan struct{})
+	go func() {
+		io.Copy(&term, master) // until the last holder of the terminal exits
+		close(read)
+	}()
+	select {
+	case l := <-lines:
+		if !strings.HasPrefix(l, "mcp-gateway ready on") {
+			t.Fatalf("first stdout line %q", l)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("serve never became ready")
+	}
+	stopServe(t, cmd, 20*time.Second)
+	<-read
+	got := strings.ReplaceAll(term.String(), "\r\n", "\n")
+	if !regexp.MustCompile(`(?m)^slow: starting$`).MatchString(got) || !regexp.MustCompile(`(?m)^slow: ready in \d+\.\ds \(2 tools\)$`).MatchString(got) {
+		t.Errorf("serve's terminal lacks slow's progress:\n%s", got)
+	}
+}
+
 // TestProgressPrinter: nothing before the delay; then one line per server
 // with what it has come to (its result, or "starting"); then each event
 // as it comes; nothing after stop.
