@@ -65,7 +65,7 @@ const (
 )
 
 func (s *settings) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.Config, "config", "", "the `mcp` config object as JSON")
+	fs.StringVar(&s.Config, "config", "", "the mcp config object as `JSON`")
 	fs.StringVar(&s.ConfigFile, "config-file", "", "read the mcp config from this file")
 	fs.StringVar(&s.Listen, "listen", defaultListen, "address to serve MCP on (path /mcp) and /health")
 	fs.StringVar(&s.TokenFile, "token-file", defaultTokenFile, "where the access token is persisted (mode 0600)")
