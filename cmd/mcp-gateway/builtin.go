@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"runtime/debug"
 
@@ -12,11 +13,14 @@ import (
 // runBuiltin serves one of the servers built into the binary on stdio. The
 // gateway starts it as a child like any other server, so it is supervised,
 // restarted and isolated the same way.
-func runBuiltin(ctx context.Context, args []string) error {
+func runBuiltin(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) != 1 {
 		return &usageError{"usage: mcp-gateway builtin sandbox"}
 	}
 	switch args[0] {
+	case "-h", "-help", "--help":
+		fmt.Fprintln(stdout, "Usage: mcp-gateway builtin sandbox   (the built-in sandbox MCP server on stdin/stdout; no flags)")
+		return nil
 	case "sandbox":
 		return sandbox.Run(ctx, os.Stdin, os.Stdout, sandbox.Options{Version: readBuildInfo(debug.ReadBuildInfo).serverVersion()})
 	default:

@@ -80,6 +80,18 @@ func TestHelpListsWhatEachCommandAccepts(t *testing.T) {
 	}
 }
 
+// TestEveryCommandHasHelp: -h of every command prints its usage and
+// exits 0, not an error.
+func TestEveryCommandHasHelp(t *testing.T) {
+	for _, args := range [][]string{{"serve"}, {"stdio"}, {"--config", "{}"}, {"catalog"}, {"pull"}, {"builtin"}, {}} {
+		var out, errb bytes.Buffer
+		err := run(context.Background(), append(args, "-h"), &out, &errb)
+		if err != nil || !strings.Contains(out.String()+errb.String(), "sage") {
+			t.Errorf("mcp-gateway %v -h: %v\n%s%s", args, err, out.String(), errb.String())
+		}
+	}
+}
+
 // TestVersionFromBuildInfo: the version line carries the module version,
 // the VCS revision and the toolchain from the build info.
 func TestVersionFromBuildInfo(t *testing.T) {

@@ -86,7 +86,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "pull":
 		return runPull(ctx, rest, stdout, stderr)
 	case "builtin":
-		return runBuiltin(ctx, rest)
+		return runBuiltin(ctx, rest, stdout)
 	case "version", "--version":
 		fmt.Fprintln(stdout, readBuildInfo(debug.ReadBuildInfo))
 		return nil
