@@ -59,6 +59,8 @@ const (
 	reasonTypes = "relayed through Go SDK types, re-encoded in the types' member order (maps sorted)"
 	reasonRoots = "roots outside a call: the server asked for roots when the gateway initialized it, before any " +
 		"agent, and got none; it never asks again"
+	reasonRootsChanged = "roots outside a call: the agent's roots/list_changed reaches the server, which asks for the roots " +
+		"and gets none instead of this agent's (the only one connected)"
 	reasonTasks     = "tasks are not relayed: no tasks capability, tools/call with task, tasks/* unsupported"
 	reasonOffered   = "the gateway's upstream initialize offers neither elicitation.url nor tasks, so the server never registers these tools"
 	reasonZeroValue = "relayed through Go SDK types, which add or drop zero values"
@@ -84,11 +86,13 @@ var knownOpenDiffs = []knownOpenDiff{
 	knownOpen("everything", allModes, "tools/call (trigger-url-elicitation|trigger-sampling-request-async|trigger-elicitation-request-async)", `^\.(requests|result\.(content|error))$`, reasonOffered),
 	knownOpen("everything", allModes, "server requests after initialize", `^\.(requests|notifications)$`, reasonRoots),
 	knownOpen("everything", allModes, "tools/call get-roots-list", `^\.result\.content\[0\]\.text$`, reasonRoots),
+	knownOpen("everything", allModes, "notifications/roots/list_changed|tools/call get-roots-list after roots/list_changed",
+		`^\.(requests|notifications\[0\]\.params\.data|result\.content\[0\]\.text)$`, reasonRootsChanged),
 	knownOpen("everything", allModes, "prompts/list", `\.arguments\[name=[^]]+\]\.required$`, reasonZeroValue+` ("required": false)`),
 	knownOpen("everything", allModes, "resources/read (static|text template|blob template)", `^\.result\.(ttlMs|cacheScope)$`, reasonZeroValue+` ("ttlMs": 0, "cacheScope": "")`),
 	knownOpen("everything", allModes, "completion/complete.*", `^\.result\.completion\.hasMore$`, reasonZeroValue+` ("hasMore": false)`),
 	knownOpen("everything", allModes,
-		"tools/call (get-annotated-message|get-resource-links|get-structured-content|get-tiny-image|trigger-long-running-operation|trigger-long-running-operation \\(cancelled\\)|trigger-sampling-request|trigger-elicitation-request|toggle-simulated-logging)|resources/(un)?subscribe|prompts/get .*|completion/complete.*",
+		"tools/call (get-annotated-message|get-resource-links|get-structured-content|get-tiny-image|trigger-long-running-operation|trigger-long-running-operation \\(cancelled\\)|trigger-sampling-request|trigger-elicitation-request|toggle-simulated-logging)|resources/(un)?subscribe|prompts/get .*|completion/complete.*|notifications/roots/list_changed",
 		`\[member order\]$`, reasonTypes),
 	knownOpen("everything", allModes, "tools/call trigger-elicitation-request", `^\.requests\[0\]\.params\.mode$`, `relayed through Go SDK types: "mode": "form" added`),
 	knownOpen("everything", allModes, "tools/call trigger-elicitation-request", `^\.result\.content\[2\]\.text$`, "the agent's elicitation answer reaches the server re-encoded, content members sorted (the tool quotes what it got)"),
@@ -103,6 +107,8 @@ var knownOpenDiffs = []knownOpenDiff{
 	// server-filesystem.
 	knownOpen("filesystem", localModes, "prompts/list|resources/list|resources/templates/list", `^\.(localError|result)$`, "the gateway answers a list of a kind no server has (and it does not advertise) with an empty list; the server with -32601"),
 	knownOpen("filesystem", localModes, "tools/call (list_allowed_directories|read_text_file outside the roots)", `^\.result\.`, reasonRoots+": the server keeps its command-line directory, so a file outside the agent's roots can be read"),
+	knownOpen("filesystem", localModes, "notifications/roots/list_changed|tools/call (list_allowed_directories|read_text_file outside the new roots) after roots/list_changed|tools/call read_text_file outside the new roots",
+		`^\.(requests|result\..*)$`, reasonRootsChanged+": the server keeps its command-line directory"),
 	knownOpen("filesystem", localModes, "tools/call read_media_file", `\[member order\]$`, reasonTypes),
 }
 

@@ -82,11 +82,11 @@ class RecordingTransport {
     }
 }
 
-// waitFor resolves once pred holds for a received message of the current step, or rejects after ms.
-function waitFor(pred, ms, what) {
+// waitFor resolves once pred holds for a message received (from the from-th on), or rejects after ms.
+function waitFor(pred, ms, what, from = 0) {
     return new Promise((resolve, reject) => {
         const check = () => {
-            const hit = received.find(r => pred(r.message));
+            const hit = received.slice(from).find(r => pred(r.message));
             if (hit) {
                 waiters.delete(check);
                 clearTimeout(timer);
@@ -339,7 +339,15 @@ async function runEverything() {
 
     // Subscriptions: subscribe, let the simulated updates send one resources/updated, unsubscribe.
     const uri = 'demo://resource/dynamic/text/1';
+    // The server logs each (un)subscribe. Over streamable HTTP that message goes on the standalone GET stream, in no
+    // order with the answer on the POST's: wait for it (3 s at most), so that it is recorded in its step either way.
+    const logged = async (name, re) => {
+        currentStep = name;
+        await waitFor(m => m.method === 'notifications/message' && re.test(String(m.params?.data)), 3000, `a log message ${re}`).catch(() => {});
+        collect(name);
+    };
     await step('resources/subscribe', 'resources/subscribe', { uri });
+    await logged('resources/subscribe', /^Received Subscribe Resource request/);
     {
         const name = 'tools/call toggle-subscriber-updates';
         await call('toggle-subscriber-updates', {});
@@ -347,6 +355,7 @@ async function runEverything() {
         collect(name);
     }
     await step('resources/unsubscribe', 'resources/unsubscribe', { uri });
+    await logged('resources/unsubscribe', /^Received Unsubscribe Resource request/);
     await call('toggle-subscriber-updates', {}, {}, 'tools/call toggle-subscriber-updates (off)');
 
     // Tasks: the task-augmented tool, called with `task`, polled with tasks/get until it completes, its result
@@ -377,11 +386,16 @@ async function runEverything() {
         await step('tasks/get unknown', 'tasks/get', { taskId: 'no-such-task' });
     }
 
+    // Roots change: the server asks for the new roots and logs how many it got.
+    await rootsChanged([...roots, { uri: 'file:///differential/second', name: 'second root' }],
+        m => m.method === 'notifications/message' && /Roots updated: 2/.test(String(m.params?.data)));
+    await call('get-roots-list', {}, {}, 'tools/call get-roots-list after roots/list_changed');
+
     await step('ping', 'ping', {});
 }
 
 async function runFilesystem() {
-    // The server takes the client's roots after initialize: wait until list_allowed_directories shows them, 10 s
+    // The server takes the client's roots after initialize: wait until list_allowed_directories shows them, 3 s
     // at most (a server that never asks keeps its command-line directory, which is the difference shown).
     await listAll('tools/list', 'tools/list', 'tools');
     await listAll('prompts/list', 'prompts/list', 'prompts').catch(err => { out['prompts/list'] = { localError: String(err.message) }; });
@@ -389,7 +403,7 @@ async function runFilesystem() {
     await listAll('resources/templates/list', 'resources/templates/list', 'resourceTemplates').catch(err => { out['resources/templates/list'] = { localError: String(err.message) }; });
 
     const call = (tool, args, label = `tools/call ${tool}`) => step(label, 'tools/call', { name: tool, arguments: args });
-    const until = Date.now() + 10000;
+    const until = Date.now() + 3000;
     for (;;) {
         const r = await call('list_allowed_directories', {});
         if (JSON.stringify(r).includes(`${rootDir}/sub`) || Date.now() > until) break;
@@ -410,7 +424,31 @@ async function runFilesystem() {
     await call('search_files', { path: sub, pattern: '**/*.txt' });
     await call('get_file_info', { path: `${sub}/notes.txt` });
     await call('read_text_file', { path: `${rootDir}/outside.txt` }, 'tools/call read_text_file outside the roots');
+
+    // Roots change to sub/nested: the server asks for them and allows only that directory from then on.
+    const nested = `${sub}/nested`;
+    await rootsChanged([{ uri: `file://${nested}`, name: 'nested' }], m => m.method === 'roots/list');
+    const until2 = Date.now() + 3000;
+    for (;;) {
+        const r = await call('list_allowed_directories', {}, 'tools/call list_allowed_directories after roots/list_changed');
+        if (r?.result?.content?.[0]?.text === `Allowed directories:\n${nested}` || Date.now() > until2) break;
+        await new Promise(res => setTimeout(res, 100));
+    }
+    await call('read_text_file', { path: `${sub}/notes.txt` }, 'tools/call read_text_file outside the new roots');
     await step('ping', 'ping', {});
+}
+
+// rootsChanged replaces the client's roots, tells the server (notifications/roots/list_changed) and waits for what
+// the server does about it (3 s at most: through a gateway the server may never ask this client).
+async function rootsChanged(newRoots, serverReacted) {
+    const name = 'notifications/roots/list_changed';
+    currentStep = name;
+    roots.splice(0, roots.length, ...newRoots);
+    const before = received.length;
+    await client.sendRootsListChanged();
+    await waitFor(serverReacted, 3000, 'the server to take the new roots', before)
+        .catch(() => {});
+    collect(name);
 }
 
 try {
