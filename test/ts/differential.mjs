@@ -301,18 +301,18 @@ async function runEverything() {
         const gotProgress = new Promise(r => { firstProgress = r; });
         currentStep = name;
         const pending = client.request({ method: 'tools/call', params: { name: 'trigger-long-running-operation', arguments: { duration: 3, steps: 3 } } },
-            anyResult, { ...requestOptions, signal: ac.signal, onprogress: p => firstProgress(p), resetTimeoutOnProgress: true })
+            anyResult, { ...requestOptions, signal: ac.signal, onprogress: () => firstProgress(), resetTimeoutOnProgress: true })
             .then(() => 'answered', err => String(err?.message ?? err));
-        const token = (await gotProgress).progressToken;
+        await gotProgress;
         ac.abort('differential test cancels');
         const local = await pending;
         // Wait past the operation's own end (3 s) with a ping, so that a late answer, if any, arrives in this step.
         await new Promise(r => setTimeout(r, 3500));
         await client.request({ method: 'ping' }, anyResult, requestOptions);
         collect(name);
-        // The ping's answer is not the cancelled call's: keep only an answer to the call itself (its id is the
-        // progress token the client gave it).
-        const answer = received.find(r => r.message.id === token && r.message.method === undefined);
+        // The ping's answer is not the cancelled call's: keep only an answer to the call itself.
+        const id = requestIds.get(name);
+        const answer = received.find(r => r.message.id === id && r.message.method === undefined);
         out[name].result = answer === undefined ? 'no answer' : (answer.message.error !== undefined ? { error: answer.message.error } : answer.message.result);
         out[name].localOutcome = local.includes('differential test cancels') ? 'aborted by the client' : local;
     }
