@@ -98,7 +98,6 @@ var knownOpenDiffs = []knownOpenDiff{
 	knownOpen("everything", allModes, "tools/call trigger-elicitation-request", `^\.result\.content\[2\]\.text$`, "the agent's elicitation answer reaches the server re-encoded, content members sorted (the tool quotes what it got)"),
 	knownOpen("everything", allModes, "tools/call unknown tool", `^\.result\.(content|isError|error)$`, "the gateway answers an unknown tool with a JSON-RPC error -32602 itself; the server answers a tool result with isError"),
 	knownOpen("everything", allModes, "prompts/get unknown prompt|resources/read unknown", `^\.result\.error\.message$`, "the gateway words the error itself (unknown prompt) or prefixes the server's (resources/read)"),
-	knownOpen("everything", allModes, "tools/call trigger-long-running-operation \\(cancelled\\)", `^\.result$`, "the gateway answers a request the agent cancelled (-32603 context canceled); the spec says it SHOULD NOT"),
 	knownOpen("everything", allModes, "tools/call trigger-long-running-operation \\(cancelled\\)", `^\.progress\[[12]\]$`, "the gateway stops relaying a call's progress once the agent cancelled it; the server keeps sending it"),
 	knownOpen("everything", allModes, "tools/call simulate-research-query \\(task\\)|tasks/.*|notifications/tasks/status", `.*`, reasonTasks),
 
