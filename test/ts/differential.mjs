@@ -12,10 +12,9 @@
 // answer. It records every message it RECEIVES, as parsed from the wire by the transport (before the SDK's schemas
 // see it), grouped by step of the plan, and prints ONE JSON object to stdout:
 //   {"<step>": {"result": <result or error>, "progress": [...], "requests": [...], "notifications": [...]}, ...}
-// result is the raw result (or {"error": ...}) of the step's request, requestId the JSON-RPC id the client gave it;
-// progress the notifications/progress that
-// carry the step's progress token; requests the server-to-client requests received during the step (method and
-// params) and notifications every other notification received during the step. notifications/*/list_changed are
+// result is the raw result (or {"error": ...}) of the step's request, requestId the JSON-RPC id the client gave it,
+// progress the notifications/progress received during the step, requests the server-to-client requests received
+// during the step (method and params) and notifications every other notification received during the step. notifications/*/list_changed are
 // left out of every step: when they come depends on when the server registered its items relative to this client's
 // connection (server-everything adds tools after initialize), not on what is relayed; the lists themselves are
 // compared after they have settled. Nothing is normalised here: the Go test does that, and says why.
