@@ -366,6 +366,21 @@ func (u *usedSet) add(m map[int]bool) {
 	}
 }
 
+// npmServer returns the path of an npm server's bin installed by test/ts's
+// package.json, skipping the test when an older install lacks it (failing
+// in CI, as tsHarness does).
+func npmServer(t *testing.T, ts, bin string) string {
+	t.Helper()
+	p := filepath.Join(ts, "node_modules", ".bin", bin)
+	if _, err := os.Stat(p); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s missing in CI (run 'npm ci' in test/ts): %v", bin, err)
+		}
+		t.Skipf("%s not installed; run 'npm ci' in test/ts", bin)
+	}
+	return p
+}
+
 // gatewayStdioArgs are the argv of `mcp-gateway stdio` with cfg, for differential.mjs to start.
 func gatewayStdioArgs(dir, cfg string) []string {
 	return []string{gatewayBin, "stdio", "--config", cfg,
@@ -378,7 +393,7 @@ func gatewayStdioArgs(dir, cfg string) []string {
 func TestDifferentialEverything(t *testing.T) {
 	ts := tsHarness(t)
 	t.Parallel()
-	bin := filepath.Join(ts, "node_modules", ".bin", "mcp-server-everything")
+	bin := npmServer(t, ts, "mcp-server-everything")
 	runCmd := "'" + bin + "' stdio" // the test/ts path has no quote in it
 	cfg := mcpConfig(t, map[string]any{"everything": map[string]any{"runCmd": runCmd}})
 	used := &usedSet{m: map[int]bool{}}
@@ -412,7 +427,7 @@ func TestDifferentialEverything(t *testing.T) {
 func TestDifferentialFilesystem(t *testing.T) {
 	ts := tsHarness(t)
 	t.Parallel()
-	binDir := filepath.Join(ts, "node_modules", ".bin")
+	binDir := filepath.Dir(npmServer(t, ts, "mcp-server-filesystem"))
 	path := "PATH=" + binDir + ":" + os.Getenv("PATH")
 	root := filepath.Join(t.TempDir(), "fs")
 	env := []string{"DIFF_ROOT=" + root, path}
