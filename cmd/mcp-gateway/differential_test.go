@@ -27,6 +27,11 @@ import (
 //     suite stays green while they are being fixed. An entry that no longer matches anything fails the test: delete
 //     it. A difference that no entry names fails the test.
 //
+// What the script records is described in its header; of note, it leaves out notifications/*/list_changed (when they
+// come depends on when the server registered its items relative to this client's connection, not on the relay; the
+// lists are compared once settled), and it waits, boundedly, for messages that a server sends outside any request
+// (the roots sync after initialize, the log of a subscribe), so that each lands in its step on every transport.
+//
 // Servers: @modelcontextprotocol/server-everything and @modelcontextprotocol/server-filesystem, at the versions
 // pinned in test/ts/package.json. Modes, each compared with its direct baseline:
 //   http    the gateway (launched as the SDKs do) over streamable HTTP, the server a stdio child; baseline: stdio.
