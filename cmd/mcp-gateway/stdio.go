@@ -123,7 +123,8 @@ type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-// drainTransport answers what was asked before stdin closed. The SDK ends a
+// drainTransport answers what was asked before stdin closed, except what
+// the client cancelled. The SDK ends a
 // session at EOF and cancels the requests still in flight, so
 // `printf '<initialize>\n<tools/list>\n' | mcp-gateway stdio` would print
 // only the first answer, or none. Its connection holds EOF back until every
@@ -138,7 +139,8 @@ func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{Connection: c, grace: t.grace, pending: map[jsonrpc.ID]bool{}, changed: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+	return &drainConn{Connection: c, grace: t.grace, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{},
+		changed: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
 type drainConn struct {
@@ -147,6 +149,7 @@ type drainConn struct {
 
 	mu        sync.Mutex
 	pending   map[jsonrpc.ID]bool // calls read and not yet answered
+	cancelled map[jsonrpc.ID]bool // calls the client cancelled before their answer: it is not sent
 	changed   chan struct{}       // signalled when pending shrinks
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -166,13 +169,19 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case req.IsCall():
 			c.pending[req.ID] = true
 		case req.Method == "notifications/cancelled":
-			// A cancelled request may never be answered.
+			// The receiver of a cancellation should not answer the request
+			// (a server connected directly does not), but the SDK answers
+			// "context canceled" once the handler returns: that answer is
+			// dropped in Write. Marked before the SDK reads the notification,
+			// so before the handler learns of it. Only a call still pending
+			// is marked, so a later call reusing an answered id is answered.
 			var p struct {
 				RequestID any `json:"requestId"`
 			}
 			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil && c.pending[id] {
 					delete(c.pending, id)
+					c.cancelled[id] = true
 				}
 			}
 		}
@@ -182,6 +191,15 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		dropped := c.cancelled[resp.ID]
+		delete(c.cancelled, resp.ID)
+		c.mu.Unlock()
+		if dropped {
+			return nil
+		}
+	}
 	err := c.Connection.Write(ctx, msg)
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()

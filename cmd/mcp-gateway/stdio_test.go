@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -274,5 +276,103 @@ func TestStdioStartupFailure(t *testing.T) {
 		if _, stderr, code := run(flag); code != 2 || !strings.Contains(stderr, name+" does not apply to stdio mode") {
 			t.Errorf("%s: exit %d, stderr %q", flag, code, stderr)
 		}
+	}
+}
+
+// TestStdioCancelledCallGetsNoAnswer: in stdio mode a call the client
+// cancels with notifications/cancelled gets no answer (the spec: the
+// receiver SHOULD NOT respond), with or without a progress token; the
+// server is told, and the next requests are answered.
+func TestStdioCancelledCallGetsNoAnswer(t *testing.T) {
+	dir := t.TempDir()
+	logFile := filepath.Join(dir, "stdio.log")
+	cfg := mcpConfig(t, map[string]any{
+		"a": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "a", Tools: []string{"echo", "sleep"}})},
+	})
+	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg, "--log-file", logFile,
+		"--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		_ = cmd.Wait()
+		killSession(cmd.Process.Pid)
+	})
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	send := func(msg string) {
+		t.Helper()
+		if _, err := io.WriteString(in, msg+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// answers reads lines until every id of want is answered, and returns
+	// the ids of every response read.
+	answers := func(want ...string) []string {
+		t.Helper()
+		var ids []string
+		deadline := time.After(30 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("stdout closed; responses so far %v", ids)
+				}
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Method string          `json:"method"`
+				}
+				if err := json.Unmarshal([]byte(l), &m); err != nil {
+					t.Fatalf("stdout line %q: %v", l, err)
+				}
+				if m.Method != "" || len(m.ID) == 0 {
+					continue // a notification
+				}
+				ids = append(ids, string(m.ID))
+				if !slices.ContainsFunc(want, func(id string) bool { return !slices.Contains(ids, id) }) {
+					return ids
+				}
+			case <-deadline:
+				t.Fatalf("no answers with ids %v; responses so far %v", want, ids)
+			}
+		}
+	}
+	logCount := func(s string) int {
+		b, _ := os.ReadFile(logFile)
+		return strings.Count(string(b), s)
+	}
+
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	answers("1")
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	for i, c := range []struct{ id, meta string }{{"2", ""}, {`"p-3"`, `,"_meta":{"progressToken":"t3"}`}} {
+		send(`{"jsonrpc":"2.0","id":` + c.id + `,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":600000}` + c.meta + `}}`)
+		waitFor(t, 30*time.Second, "the sleep to start", func() bool { return logCount("sleep started") == i+1 })
+		send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + c.id + `,"reason":"test"}}`)
+		waitFor(t, 10*time.Second, "the server to see the cancellation", func() bool { return logCount("sleep cancelled") == i+1 })
+	}
+	// A call through the server and a ping after the cancellations: every
+	// answer the gateway gave meanwhile is read by then.
+	send(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"echo","arguments":{"text":"after"}}}`)
+	send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
+	if ids := answers("4", "5"); !slices.Equal(slices.Sorted(slices.Values(ids)), []string{"4", "5"}) {
+		t.Errorf("responses after the cancellations have ids %v, want [4 5] (none for the cancelled 2 and \"p-3\")", ids)
 	}
 }

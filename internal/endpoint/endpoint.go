@@ -77,6 +77,7 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return agg.Server() },
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: opts.Limits.withDefaults().MaxBodyBytes})
 	fast := newFastPath(e)
+	sdkCalls := newSDKCalls() // cancel.go
 	e.fast = fast
 	e.sessions.closed = fast.endSession
 	// The chain of /mcp, around core: the token, readiness, then bodies
@@ -104,7 +105,7 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	e.mux = http.NewServeMux()
 	e.mux.Handle("/mcp", mcpChain(func(w http.ResponseWriter, r *http.Request) {
 		if !fast.serve(w, r) {
-			sdk.ServeHTTP(w, r)
+			sdkCalls.serve(sdk, w, r)
 		}
 	}))
 	e.mux.HandleFunc("GET /health", e.health)

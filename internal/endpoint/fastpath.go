@@ -34,7 +34,7 @@ type fastPath struct {
 	sessions *sessionIndex
 
 	mu    sync.Mutex
-	calls map[fastCallKey]context.CancelFunc // tools/call in flight, for notifications/cancelled
+	calls map[fastCallKey]context.CancelCauseFunc // tools/call in flight, for notifications/cancelled
 	// ended holds sessions closed by sessionLimit that the SDK still lists
 	// while it closes them (Close waits for their SDK requests): a fast
 	// call for one of them is left to the SDK, which answers 404 or waits.
@@ -44,7 +44,7 @@ type fastPath struct {
 type fastCallKey struct{ session, id string }
 
 func newFastPath(e *Endpoint) *fastPath {
-	return &fastPath{e: e, sessions: newSessionIndex(e.agg.Server()), calls: make(map[fastCallKey]context.CancelFunc), ended: make(map[string]struct{})}
+	return &fastPath{e: e, sessions: newSessionIndex(e.agg.Server()), calls: make(map[fastCallKey]context.CancelCauseFunc), ended: make(map[string]struct{})}
 }
 
 // serve answers r and reports true, or reports false having written nothing.
@@ -102,10 +102,10 @@ func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
 
 // call forwards a tools/call as raw JSON (aggregate.CallToolRaw). The call
 // lives as long as the HTTP request, and notifications/cancelled for its id
-// ends it early, upstream too.
+// ends it early, upstream too, and without an answer (cancel.go).
 func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage) bool {
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(r.Context())
+	defer cancel(nil)
 	key := fastCallKey{sid, string(msg.ID)}
 	f.mu.Lock()
 	_, dup := f.calls[key]
@@ -125,6 +125,10 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	res, err := f.e.agg.CallToolRaw(ctx, ss, msg.Params, f.e.sessions.hasStream(sid))
 	if errors.Is(err, aggregate.ErrNeedsSession) {
 		return false
+	}
+	if errors.Is(context.Cause(ctx), errCancelledByAgent) {
+		noAnswer(w)
+		return true
 	}
 	if err != nil {
 		var wire *jsonrpc.Error
@@ -156,7 +160,7 @@ func (f *fastPath) cancel(w http.ResponseWriter, sid string, msg *rpcMessage) bo
 	if !ok {
 		return false
 	}
-	stop()
+	stop(errCancelledByAgent)
 	w.WriteHeader(http.StatusAccepted)
 	return true
 }
@@ -189,7 +193,7 @@ func (f *fastPath) endSession(id string) {
 	f.ended[id] = struct{}{}
 	for k, stop := range f.calls {
 		if k.session == id {
-			stop()
+			stop(nil)
 		}
 	}
 }

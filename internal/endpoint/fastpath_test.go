@@ -117,7 +117,7 @@ func TestFastPathToolsCall(t *testing.T) {
 }
 
 // TestFastPathCancel: notifications/cancelled for a call on the fast path
-// ends it at once, and the server sees the cancellation.
+// ends it at once, without an answer, and the server sees the cancellation.
 func TestFastPathCancel(t *testing.T) {
 	url, token, _, logs := fastPathGateway(t)
 	s := newRawSession(t, url, token)
@@ -136,7 +136,7 @@ func TestFastPathCancel(t *testing.T) {
 	}
 	select {
 	case a := <-done:
-		if a.h.Get("Content-Type") != "application/json" || len(a.replies) != 1 || a.replies[0].Error == nil {
+		if len(a.replies) != 0 { // no answer (TestCancelledCallsGetNoAnswer)
 			t.Errorf("cancelled call answered %v %+v", a.h, a.replies)
 		}
 	case <-time.After(10 * time.Second):

@@ -241,6 +241,7 @@ func FuzzHTTPEndpoint(f *testing.F) {
 		{1, "", ``},
 		{2, "", ``},
 		{fuzzNoSession, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}`},
+		{fuzzNoSession, "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
 		{fuzzNoToken, "Authorization: bearer fuzz-token", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
 		{fuzzNoToken, "Authorization: Bearer", `{}`},
 		{fuzzNoTypes, "Content-Type: text/plain", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},

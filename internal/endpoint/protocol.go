@@ -27,6 +27,9 @@ import (
 //     JSON-RPC 2.0 with -32600 (the SDK says "malformed payload" in plain
 //     text for both, and takes {"id":1.5} for id 1 and {"id":2} for a
 //     response);
+//   - it answers a POST without Mcp-Session-Id that is not an initialize
+//     request with 400 and -32000 (codeNoSession), as the transport spec
+//     asks and the TypeScript SDK's server does;
 //   - it turns the SDK's remaining plain-text 400s (unknown method, missing
 //     params, id on a notification, ...) into JSON-RPC error bodies with
 //     the request's id. Besides the code, this keeps clients working: the Go
@@ -74,6 +77,18 @@ func (g rpcGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	msg, rpcErr := checkEnvelope(body)
 	if rpcErr != nil {
 		writeRPCError(w, http.StatusBadRequest, msg.ID, rpcErr.Code, rpcErr.Message)
+		return
+	}
+	if r.Header.Get(sessionIDHeader) == "" && msg.Method != "initialize" {
+		// The SDK would open a throwaway session for it and answer 200 with
+		// an error of code 0 ("invalid during session initialization"), or
+		// 202 for a notification that then goes nowhere.
+		var id json.RawMessage // a response's id is not one of the client's requests
+		if msg.Method != "" {
+			id = msg.ID
+		}
+		writeRPCError(w, http.StatusBadRequest, id, codeNoSession,
+			"Bad Request: Mcp-Session-Id header required (only initialize starts a session)")
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), rpcMessageKey{}, msg))
@@ -295,6 +310,11 @@ func validID(raw json.RawMessage) bool {
 	}
 	return false
 }
+
+// codeNoSession is the JSON-RPC code of a POST that needs a session and
+// names none: -32000, the first implementation-defined server error, as the
+// TypeScript SDK's servers answer it.
+const codeNoSession = -32000
 
 func invalidRequest(msg string) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: " + msg}

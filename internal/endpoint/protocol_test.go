@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
@@ -204,5 +205,81 @@ func TestProtocolErrors(t *testing.T) {
 	}
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "again"}}); err != nil || text(t, res) != "again" {
 		t.Errorf("SDK session after an error: %v %v", res, err)
+	}
+}
+
+// TestSessionlessPOST: a POST without Mcp-Session-Id that is not an
+// initialize request gets HTTP 400 with a JSON-RPC error -32000 carrying its
+// id (null for what has none), as the transport spec asks and the
+// TypeScript SDK's server does, and starts no session; initialize still
+// does, and real clients still connect.
+func TestSessionlessPOST(t *testing.T) {
+	url, token, e := inProcessGatewayOf(t, testSettings(t, 16), io.Discard, fixtureSpec("a", fixture.Options{Tools: []string{"echo"}}))
+	noSession := &rawSession{t: t, url: url, token: token, client: &http.Client{Timeout: 30 * time.Second}}
+	sessions := func() int {
+		n := 0
+		for range e.agg.Server().Sessions() {
+			n++
+		}
+		return n
+	}
+	before := sessions()
+	for _, c := range []struct{ name, body, id string }{
+		{"tools/list", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "1"},
+		{"tools/call", `{"jsonrpc":"2.0","id":"c-2","method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`, `"c-2"`},
+		{"ping", `{"jsonrpc":"2.0","id":3,"method":"ping"}`, "3"},
+		{"server/discover", `{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{}}`, "4"},
+		{"unknown method", `{"jsonrpc":"2.0","id":5,"method":"tools/frobnicate"}`, "5"},
+		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "null"},
+		{"response", `{"jsonrpc":"2.0","id":6,"result":{}}`, "null"},
+		{"batch", `[{"jsonrpc":"2.0","id":7,"method":"ping"}]`, "null"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			noSession.t = t
+			status, h, replies := noSession.post(c.body)
+			if status != http.StatusBadRequest || !strings.HasPrefix(h.Get("Content-Type"), "application/json") {
+				t.Errorf("HTTP %d %q, want 400 application/json", status, h.Get("Content-Type"))
+			}
+			if len(replies) != 1 || replies[0].Error == nil {
+				t.Fatalf("want one JSON-RPC error, got %+v", replies)
+			}
+			if r := replies[0]; r.Error.Code != -32000 || string(r.ID) != c.id || !strings.Contains(r.Error.Message, "Mcp-Session-Id") {
+				t.Errorf("got id %s code %d %q; want id %s, code -32000 naming Mcp-Session-Id", r.ID, r.Error.Code, r.Error.Message, c.id)
+			}
+			if h.Get(sessionIDHeader) != "" {
+				t.Errorf("the refusal carries a session id %q", h.Get(sessionIDHeader))
+			}
+		})
+	}
+	noSession.t = t
+	if n := sessions(); n != before {
+		t.Errorf("sessionless POSTs left %d sessions, had %d", n, before)
+	}
+
+	// A real client that skips initialize, the Go SDK's transport, fails
+	// that call with the error (the SDK turns a 4xx with a JSON-RPC body
+	// into the call's failure).
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
+	conn, err := tr.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	id, _ := jsonrpc.MakeID(float64(11))
+	err = conn.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/list", Params: json.RawMessage(`{}`)})
+	if err == nil || !strings.Contains(err.Error(), "Mcp-Session-Id header required") {
+		t.Errorf("Go SDK transport, tools/list before initialize: %v, want the refusal", err)
+	}
+
+	// initialize still needs no session id, and clients connect as before
+	// (the Go SDK client first tries server/discover without a session,
+	// and falls back to initialize on its error).
+	s := newRawSession(t, url, token)
+	s.echo("raw")
+	cs := connect(t, ctx, url, token)
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "sdk"}}); err != nil || text(t, res) != "sdk" {
+		t.Errorf("Go SDK client after the refusals: %v %v", res, err)
 	}
 }
