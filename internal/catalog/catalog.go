@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"net/textproto"
 	"os"
 	"slices"
 	"strings"
@@ -27,6 +28,13 @@ const (
 	ManagerBuiltin Manager = "builtin"
 	// ManagerCommand servers run the entry's fixed argv; nothing is installed.
 	ManagerCommand Manager = "command"
+	// ManagerRemote servers are hosted streamable-HTTP MCP servers (Entry.Remote): nothing is
+	// installed or started, the gateway connects with headers filled from the properties.
+	ManagerRemote Manager = "remote"
+	// ManagerUnavailable entries are known but cannot start here (Entry.Unavailable says why):
+	// E2B runs them as Docker images and no package exists that runs without Docker. They are
+	// in the catalog so that a config naming one fails with that reason, not "unknown server".
+	ManagerUnavailable Manager = "unavailable"
 )
 
 // PropType is the JSON type a server property accepts.
@@ -47,13 +55,36 @@ type Package struct {
 	Manager Manager `json:"manager"`
 	// Name is the npm or PyPI package name, or the built-in server's name. Empty for commands.
 	Name string `json:"name,omitempty"`
+	// Version pins the npm or PyPI version that npx/uvx run and pull installs. "" means the
+	// latest, which only entries whose package could not be checked here use (see Unverified).
+	Version string `json:"version,omitempty"`
 	// Bin is the executable the package installs. When the catalog omits it, it defaults to
 	// Name for PyPI and unscoped npm packages; scoped npm packages must name it.
 	Bin string `json:"bin,omitempty"`
+	// Unverified, when set, says why the package name, bin or version could not be checked
+	// against its registry when the catalog was made (PyPI is not reachable from where it is
+	// built). Starting such an entry may fail; the catalog command shows it.
+	Unverified string `json:"unverified,omitempty"`
+}
+
+// Remote is where a hosted catalog server listens.
+type Remote struct {
+	// URL is the server's streamable-HTTP MCP endpoint.
+	URL string `json:"url"`
+}
+
+// Unavailable says why an entry cannot start without Docker and how to run it anyway; both are
+// shown to the user when a config names the entry.
+type Unavailable struct {
+	Reason string `json:"reason"`
+	HowTo  string `json:"howTo"`
 }
 
 // Property is one setting a catalog server accepts in the mcp config, and how its value reaches
-// the server: exactly one of Positional, Flag and Env is set (Parse enforces it).
+// the server: exactly one of Positional, Flag, Arg, Env, Header and Unused is set (Parse enforces
+// it). Values are treated as secrets wherever they go: Env is preferred, since an argument is
+// visible to every process in the sandbox; catalog entries use Flag, Arg or Positional only for
+// servers that read the value nowhere else.
 type Property struct {
 	Type PropType `json:"type"`
 	// Items is the element type of an array property (never array itself).
@@ -65,20 +96,48 @@ type Property struct {
 	// Flag values are passed as "--flag" "value"; arrays repeat the flag, booleans pass the flag
 	// alone and only when true.
 	Flag string `json:"flag,omitempty"`
+	// Arg values are passed as one argument made from this template, in which {name} (the
+	// property's own name) stands for the value, e.g. "--access-level={accessLevel}".
+	Arg string `json:"arg,omitempty"`
 	// Env values are set in this server's environment; non-strings are JSON-encoded.
 	Env string `json:"env,omitempty"`
+	// Header values are sent as this HTTP header to a remote entry.
+	Header string `json:"header,omitempty"`
+	// Format, for Env and Header, is the template of the value with {name} standing for the
+	// property's value, e.g. "Bearer {apiKey}". "" means the value as is.
+	Format string `json:"format,omitempty"`
+	// Unused says why the value is accepted but goes nowhere: E2B passes it to Docker only (a
+	// bind mount, the container user), which has no meaning for a process started here.
+	Unused string `json:"unused,omitempty"`
+	// Note explains where this property deliberately differs from the E2B schema, or where its
+	// destination was worked out rather than read from the registry.
+	Note string `json:"note,omitempty"`
 }
 
 // Entry is one catalog server. Entries returned by a Catalog are copies: changing them does not
 // change the catalog.
 type Entry struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Package     Package  `json:"package"`
-	Command     []string `json:"command,omitempty"` // ManagerCommand only
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description"`
+	// Package says how the entry starts; Package.Manager is its start kind. Entries written
+	// with "command", "remote" or "unavailable" instead of "package" get that manager.
+	Package Package  `json:"package"`
+	Command []string `json:"command,omitempty"` // ManagerCommand only
 	// Args are fixed arguments placed after the executable and before property arguments.
-	Args       []string            `json:"args,omitempty"`
-	Properties map[string]Property `json:"properties"` // never nil
+	Args []string `json:"args,omitempty"`
+	// Env holds fixed variables for the server's environment. A value may embed properties as
+	// {name}; such a variable is set only when every property it names is given, and its value
+	// is then a secret. Constant values are not secrets.
+	Env         map[string]string   `json:"env,omitempty"`
+	Remote      *Remote             `json:"remote,omitempty"`      // ManagerRemote only
+	Unavailable *Unavailable        `json:"unavailable,omitempty"` // ManagerUnavailable only
+	Properties  map[string]Property `json:"properties"`            // never nil
+	// Source is the server's source repository, for people reading the catalog.
+	Source string `json:"source,omitempty"`
+	// Notes are facts a user of this entry should know (what was not verified, what differs
+	// from the Docker image E2B runs).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // Catalog is an immutable set of entries keyed by name; it is safe for concurrent use.
@@ -136,18 +195,38 @@ func parseEntry(name string, raw json.RawMessage) (Entry, error) {
 		return Entry{}, err
 	}
 	e := Entry{Name: name, Properties: map[string]Property{}}
-	var hasPackage bool
+	starts := 0
+	var hasPackage, hasCommand bool
 	for _, m := range members {
 		switch m.Key {
+		case "title":
+			e.Title, err = decodeString(m.Value)
 		case "description":
 			e.Description, err = decodeString(m.Value)
+		case "source":
+			e.Source, err = decodeString(m.Value)
+		case "notes":
+			e.Notes, err = decodeStrings(m.Value)
 		case "package":
+			starts++
 			hasPackage = true
 			e.Package, err = parsePackage(m.Value)
 		case "command":
+			starts++
+			hasCommand = true
 			e.Command, err = decodeStrings(m.Value)
+		case "remote":
+			starts++
+			e.Remote, err = parseRemote(m.Value)
+			e.Package.Manager = ManagerRemote
+		case "unavailable":
+			starts++
+			e.Unavailable, err = parseUnavailable(m.Value)
+			e.Package.Manager = ManagerUnavailable
 		case "args":
 			e.Args, err = decodeStrings(m.Value)
+		case "env":
+			e.Env, err = parseEnv(m.Value)
 		case "properties":
 			e.Properties, err = parseProperties(m.Value)
 		default:
@@ -158,12 +237,18 @@ func parseEntry(name string, raw json.RawMessage) (Entry, error) {
 		}
 	}
 	switch {
-	case !hasPackage && e.Command == nil:
-		return Entry{}, errors.New(`needs "package" or "command"`)
-	case !hasPackage:
+	case hasCommand && !hasPackage:
 		e.Package.Manager = ManagerCommand
-	case e.Package.Manager != ManagerCommand && e.Command != nil:
+	case hasCommand && e.Package.Manager == ManagerCommand:
+		starts-- // {"package": {"manager": "command"}, "command": [...]} says it twice
+	case hasCommand:
 		return Entry{}, fmt.Errorf(`command: only for manager "command", not %q`, e.Package.Manager)
+	}
+	switch {
+	case starts == 0:
+		return Entry{}, errors.New(`needs one of "package", "command", "remote", "unavailable"`)
+	case starts > 1:
+		return Entry{}, errors.New(`has more than one of "package", "command", "remote", "unavailable"`)
 	}
 	if e.Package.Manager == ManagerCommand && (len(e.Command) == 0 || e.Command[0] == "") {
 		return Entry{}, errors.New("command: must name an executable")
@@ -173,7 +258,125 @@ func parseEntry(name string, raw json.RawMessage) (Entry, error) {
 			return Entry{}, errors.New("command and args must not contain NUL bytes")
 		}
 	}
+	if err := checkDestinations(e); err != nil {
+		return Entry{}, err
+	}
 	return e, nil
+}
+
+// checkDestinations holds the properties' destinations and the env templates to what the entry's
+// start kind can deliver, so that a catalog mistake fails Parse instead of dropping a secret.
+func checkDestinations(e Entry) error {
+	remote := e.Package.Manager == ManagerRemote
+	for _, name := range slices.Sorted(maps.Keys(e.Properties)) {
+		p := e.Properties[name]
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("properties: %q: %s", name, fmt.Sprintf(format, args...))
+		}
+		switch {
+		case remote && p.Header == "" && p.Unused == "":
+			return fail("a remote entry passes properties as headers (or not at all)")
+		case p.Header != "" && !remote && e.Package.Manager != ManagerUnavailable:
+			return fail("header: only for remote entries")
+		case p.Type == TypeArray && (p.Arg != "" || p.Header != "" || p.Format != ""):
+			return fail("a list goes to positional, flag or env")
+		}
+		for field, tmpl := range map[string]string{"arg": p.Arg, "format": p.Format} {
+			if tmpl == "" {
+				continue
+			}
+			refs := placeholders(tmpl)
+			if !slices.Contains(refs, name) {
+				return fail("%s: must contain {%s}", field, name)
+			}
+			if len(refs) != 1 {
+				return fail("%s: may name only its own property", field)
+			}
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+		for _, ref := range placeholders(e.Env[k]) {
+			if _, ok := e.Properties[ref]; !ok {
+				return fmt.Errorf("env: %s: {%s} is not a property of this entry", k, ref)
+			}
+		}
+		for _, p := range e.Properties {
+			if p.Env == k {
+				return fmt.Errorf("env: %s is also set by a property", k)
+			}
+		}
+	}
+	if remote && (len(e.Env) > 0 || len(e.Args) > 0) {
+		return errors.New("a remote entry has no env or args")
+	}
+	return nil
+}
+
+func parseRemote(raw json.RawMessage) (*Remote, error) {
+	members, err := readObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	r := &Remote{}
+	for _, m := range members {
+		if m.Key != "url" {
+			return nil, fmt.Errorf("unknown field %q", m.Key)
+		}
+		if r.URL, err = decodeString(m.Value); err != nil {
+			return nil, fmt.Errorf("url: %w", err)
+		}
+	}
+	if _, err := checkURL(r.URL); err != nil {
+		return nil, fmt.Errorf("url: %w", err)
+	}
+	return r, nil
+}
+
+func parseUnavailable(raw json.RawMessage) (*Unavailable, error) {
+	members, err := readObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	u := &Unavailable{}
+	for _, m := range members {
+		switch m.Key {
+		case "reason":
+			u.Reason, err = decodeString(m.Value)
+		case "howTo":
+			u.HowTo, err = decodeString(m.Value)
+		default:
+			return nil, fmt.Errorf("unknown field %q", m.Key)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Key, err)
+		}
+	}
+	if u.Reason == "" || u.HowTo == "" {
+		return nil, errors.New("needs reason and howTo")
+	}
+	return u, nil
+}
+
+func parseEnv(raw json.RawMessage) (map[string]string, error) {
+	members, err := readObject(raw)
+	if err != nil {
+		return nil, err
+	}
+	env := make(map[string]string, len(members))
+	for _, m := range members {
+		if !validEnvName(m.Key) || m.Key == tokenEnv {
+			return nil, fmt.Errorf("%q is not a usable environment variable name", m.Key)
+		}
+		v, err := decodeString(m.Value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", m.Key, err)
+		}
+		if strings.ContainsRune(v, 0) {
+			return nil, fmt.Errorf("%s: contains a NUL byte", m.Key)
+		}
+		env[m.Key] = v
+	}
+	return env, nil
 }
 
 func parsePackage(raw json.RawMessage) (Package, error) {
@@ -194,6 +397,10 @@ func parsePackage(raw json.RawMessage) (Package, error) {
 			p.Name = s
 		case "bin":
 			p.Bin = s
+		case "version":
+			p.Version = s
+		case "unverified":
+			p.Unverified = s
 		default:
 			return Package{}, fmt.Errorf("unknown field %q", m.Key)
 		}
@@ -203,6 +410,9 @@ func parsePackage(raw json.RawMessage) (Package, error) {
 	}
 	if strings.ContainsFunc(p.Bin, isSpaceOrControl) || strings.Contains(p.Bin, "/") {
 		return Package{}, errors.New("bin: must be a plain executable name")
+	}
+	if p.Version != "" && !validVersion(p.Version) {
+		return Package{}, errors.New("version: must be an exact version such as 1.2.3")
 	}
 	switch p.Manager {
 	case ManagerNPM, ManagerPyPI:
@@ -219,15 +429,15 @@ func parsePackage(raw json.RawMessage) (Package, error) {
 		if p.Name == "" {
 			return Package{}, errors.New(`name: is required for manager "builtin"`)
 		}
-		if p.Bin != "" {
-			return Package{}, errors.New(`bin: not allowed for manager "builtin"`)
+		if p.Bin != "" || p.Version != "" {
+			return Package{}, errors.New(`bin and version: not allowed for manager "builtin"`)
 		}
 	case ManagerCommand:
-		if p.Name != "" || p.Bin != "" {
+		if p.Name != "" || p.Bin != "" || p.Version != "" {
 			return Package{}, errors.New(`name and bin: not allowed for manager "command" (use "command")`)
 		}
 	default:
-		return Package{}, fmt.Errorf("manager: %q is not one of npm, pypi, builtin, command", p.Manager)
+		return Package{}, fmt.Errorf("manager: %q is not one of npm, pypi, builtin, command (remote and unavailable entries say \"remote\" or \"unavailable\" instead of \"package\")", p.Manager)
 	}
 	return p, nil
 }
@@ -263,7 +473,7 @@ func parseProperty(name string, raw json.RawMessage) (Property, error) {
 	for _, m := range members {
 		var s string
 		switch m.Key {
-		case "type", "items", "description", "flag", "env":
+		case "type", "items", "description", "flag", "env", "arg", "header", "format", "unused", "note":
 			s, err = decodeString(m.Value)
 		case "required":
 			p.Required, err = decodeBool(m.Value)
@@ -286,6 +496,16 @@ func parseProperty(name string, raw json.RawMessage) (Property, error) {
 			p.Flag = s
 		case "env":
 			p.Env = s
+		case "arg":
+			p.Arg = s
+		case "header":
+			p.Header = s
+		case "format":
+			p.Format = s
+		case "unused":
+			p.Unused = s
+		case "note":
+			p.Note = s
 		}
 	}
 	if !validType(p.Type) {
@@ -298,13 +518,22 @@ func parseProperty(name string, raw json.RawMessage) (Property, error) {
 		return Property{}, errors.New("items: only for type array")
 	}
 	ways := 0
-	for _, set := range []bool{p.Positional, p.Flag != "", p.Env != ""} {
+	for _, set := range []bool{p.Positional, p.Flag != "", p.Arg != "", p.Env != "", p.Header != "", p.Unused != ""} {
 		if set {
 			ways++
 		}
 	}
 	if ways != 1 {
-		return Property{}, errors.New("needs exactly one of positional, flag, env")
+		return Property{}, errors.New("needs exactly one of positional, flag, arg, env, header, unused")
+	}
+	if p.Format != "" && p.Env == "" && p.Header == "" {
+		return Property{}, errors.New("format: only with env or header")
+	}
+	if p.Arg != "" && strings.ContainsRune(p.Arg, 0) {
+		return Property{}, errors.New("arg: must not contain NUL bytes")
+	}
+	if p.Header != "" && (!validToken(p.Header) || slices.Contains(transportHeaders, textproto.CanonicalMIMEHeaderKey(p.Header))) {
+		return Property{}, fmt.Errorf("header: %q is not a header a server may be sent", p.Header)
 	}
 	if p.Flag != "" && !validFlag(p.Flag) {
 		return Property{}, errors.New(`flag: must look like "--name"`)
@@ -385,6 +614,16 @@ func (c *Catalog) Entries() []Entry {
 func (e Entry) clone() Entry {
 	e.Command = slices.Clone(e.Command)
 	e.Args = slices.Clone(e.Args)
+	e.Env = maps.Clone(e.Env)
+	e.Notes = slices.Clone(e.Notes)
 	e.Properties = maps.Clone(e.Properties)
+	if e.Remote != nil {
+		r := *e.Remote
+		e.Remote = &r
+	}
+	if e.Unavailable != nil {
+		u := *e.Unavailable
+		e.Unavailable = &u
+	}
 	return e
 }

@@ -39,25 +39,34 @@ func mustParse(t testing.TB, doc string) *Catalog {
 
 func TestEmbeddedCatalog(t *testing.T) {
 	c := embeddedCatalog(t)
-	want := []string{"arxiv", "duckduckgo", "everything", "fetch", "filesystem", "memory", "sandbox", "sequentialthinking", "time"}
-	if got := c.Names(); !slices.Equal(got, want) {
-		t.Fatalf("Names() = %v, want %v", got, want)
-	}
+	// The names the gateway's contract documents keep their start and properties.
 	pkgs := map[string]Package{
-		"arxiv":              {ManagerPyPI, "arxiv-mcp-server", "arxiv-mcp-server"},
-		"duckduckgo":         {ManagerPyPI, "duckduckgo-mcp-server", "duckduckgo-mcp-server"},
-		"everything":         {ManagerNPM, "@modelcontextprotocol/server-everything", "mcp-server-everything"},
-		"fetch":              {ManagerPyPI, "mcp-server-fetch", "mcp-server-fetch"},
-		"filesystem":         {ManagerNPM, "@modelcontextprotocol/server-filesystem", "mcp-server-filesystem"},
-		"memory":             {ManagerNPM, "@modelcontextprotocol/server-memory", "mcp-server-memory"},
-		"sandbox":            {ManagerBuiltin, "sandbox", ""},
-		"sequentialthinking": {ManagerNPM, "@modelcontextprotocol/server-sequential-thinking", "mcp-server-sequential-thinking"},
-		"time":               {ManagerPyPI, "mcp-server-time", "mcp-server-time"},
+		"arxiv":              {Manager: ManagerPyPI, Name: "arxiv-mcp-server", Bin: "arxiv-mcp-server"},
+		"duckduckgo":         {Manager: ManagerPyPI, Name: "duckduckgo-mcp-server", Bin: "duckduckgo-mcp-server"},
+		"everything":         {Manager: ManagerNPM, Name: "@modelcontextprotocol/server-everything", Bin: "mcp-server-everything"},
+		"fetch":              {Manager: ManagerPyPI, Name: "mcp-server-fetch", Bin: "mcp-server-fetch"},
+		"filesystem":         {Manager: ManagerNPM, Name: "@modelcontextprotocol/server-filesystem", Bin: "mcp-server-filesystem"},
+		"memory":             {Manager: ManagerNPM, Name: "@modelcontextprotocol/server-memory", Bin: "mcp-server-memory"},
+		"sandbox":            {Manager: ManagerBuiltin, Name: "sandbox"},
+		"sequentialthinking": {Manager: ManagerNPM, Name: "@modelcontextprotocol/server-sequential-thinking", Bin: "mcp-server-sequential-thinking"},
+		"time":               {Manager: ManagerPyPI, Name: "mcp-server-time", Bin: "mcp-server-time"},
+	}
+	for name, want := range pkgs {
+		e, ok := c.Lookup(name)
+		if !ok {
+			t.Errorf("%s: not in the catalog", name)
+			continue
+		}
+		got := e.Package
+		got.Version, got.Unverified = "", ""
+		if got != want {
+			t.Errorf("%s: package = %+v, want %+v", name, got, want)
+		}
+		if e.Package.Manager == ManagerNPM && e.Package.Version == "" {
+			t.Errorf("%s: npm package not pinned", name)
+		}
 	}
 	for _, e := range c.Entries() {
-		if e.Package != pkgs[e.Name] {
-			t.Errorf("%s: package = %+v, want %+v", e.Name, e.Package, pkgs[e.Name])
-		}
 		if e.Description == "" {
 			t.Errorf("%s: no description", e.Name)
 		}
@@ -121,13 +130,24 @@ func TestParseErrors(t *testing.T) {
 		{"entry unknown field", entry(`{"command": ["a"], "colour": "red"}`), []string{`entry "x"`, `unknown field "colour"`}},
 		{"entry not object", entry(`"npm"`), []string{`entry "x"`, "got string"}},
 		{"bad entry name", `{"servers": {"github/a": {"command": ["a"]}}}`, []string{`entry "github/a"`, "invalid name"}},
-		{"no package or command", entry(`{"description": "d"}`), []string{`entry "x"`, `"package" or "command"`}},
+		{"no package or command", entry(`{"description": "d"}`), []string{`entry "x"`, `needs one of "package", "command", "remote", "unavailable"`}},
+		{"package and remote", entry(`{"package": {"manager": "npm", "name": "p"}, "remote": {"url": "https://h/mcp"}}`), []string{`entry "x"`, "more than one of"}},
+		{"remote bad url", entry(`{"remote": {"url": "ftp://h"}}`), []string{`entry "x"`, "remote: url:"}},
+		{"unavailable without howTo", entry(`{"unavailable": {"reason": "r"}}`), []string{`entry "x"`, "needs reason and howTo"}},
+		{"version range", entry(`{"package": {"manager": "npm", "name": "p", "version": "^1.2"}}`), []string{`entry "x"`, "version: must be an exact version"}},
+		{"remote property not header", entry(`{"remote": {"url": "https://h/mcp"}, "properties": {"k": {"type": "string", "env": "K"}}}`), []string{`"k"`, "remote entry passes properties as headers"}},
+		{"header on npm", prop(`{"type": "string", "header": "X-Key"}`), []string{`"q"`, "header: only for remote entries"}},
+		{"transport header", entry(`{"remote": {"url": "https://h/mcp"}, "properties": {"k": {"type": "string", "header": "Mcp-Session-Id"}}}`), []string{`"k"`, "not a header a server may be sent"}},
+		{"format without own name", prop(`{"type": "string", "env": "Q", "format": "Bearer {other}"}`), []string{`"q"`, "format: must contain {q}"}},
+		{"arg without own name", prop(`{"type": "string", "arg": "--q=1"}`), []string{`"q"`, "arg: must contain {q}"}},
+		{"env template names no property", entry(`{"package": {"manager": "npm", "name": "p"}, "env": {"H": "{nope}"}}`), []string{`entry "x"`, "{nope} is not a property"}},
+		{"env also set by property", entry(`{"package": {"manager": "npm", "name": "p"}, "env": {"Q": "1"}, "properties": {"q": {"type": "string", "env": "Q"}}}`), []string{`entry "x"`, "Q is also set by a property"}},
 		{"bad manager", entry(`{"package": {"manager": "apt", "name": "p"}}`), []string{`entry "x"`, "manager", `"apt"`}},
-		{"package unknown field", entry(`{"package": {"manager": "npm", "name": "p", "version": "1"}}`), []string{`entry "x"`, `unknown field "version"`}},
+		{"package unknown field", entry(`{"package": {"manager": "npm", "name": "p", "release": "1"}}`), []string{`entry "x"`, `unknown field "release"`}},
 		{"package name missing", entry(`{"package": {"manager": "pypi"}}`), []string{`entry "x"`, "name: is required"}},
 		{"scoped npm without bin", entry(`{"package": {"manager": "npm", "name": "@s/p"}}`), []string{`entry "x"`, "bin: is required"}},
 		{"bin with slash", entry(`{"package": {"manager": "npm", "name": "p", "bin": "a/b"}}`), []string{`entry "x"`, "bin:"}},
-		{"builtin with bin", entry(`{"package": {"manager": "builtin", "name": "sandbox", "bin": "x"}}`), []string{`entry "x"`, "bin: not allowed"}},
+		{"builtin with bin", entry(`{"package": {"manager": "builtin", "name": "sandbox", "bin": "x"}}`), []string{`entry "x"`, "bin and version: not allowed"}},
 		{"command manager without command", entry(`{"package": {"manager": "command"}}`), []string{`entry "x"`, "command: must name an executable"}},
 		{"command with npm", entry(`{"package": {"manager": "npm", "name": "p"}, "command": ["a"]}`), []string{`entry "x"`, "command: only for manager"}},
 		{"empty command", entry(`{"command": []}`), []string{`entry "x"`, "command: must name an executable"}},
@@ -140,8 +160,8 @@ func TestParseErrors(t *testing.T) {
 		{"array without items", prop(`{"type": "array", "positional": true}`), []string{`"q"`, "items:"}},
 		{"array of arrays", prop(`{"type": "array", "items": "array", "positional": true}`), []string{`"q"`, "items:"}},
 		{"items on string", prop(`{"type": "string", "items": "string", "flag": "--q"}`), []string{`"q"`, "items: only for type array"}},
-		{"two ways", prop(`{"type": "string", "flag": "--q", "env": "Q"}`), []string{`"q"`, "exactly one of positional, flag, env"}},
-		{"no way", prop(`{"type": "string"}`), []string{`"q"`, "exactly one of positional, flag, env"}},
+		{"two ways", prop(`{"type": "string", "flag": "--q", "env": "Q"}`), []string{`"q"`, "exactly one of positional, flag, arg, env, header, unused"}},
+		{"no way", prop(`{"type": "string"}`), []string{`"q"`, "exactly one of positional, flag, arg, env, header, unused"}},
 		{"bad flag", prop(`{"type": "string", "flag": "q value"}`), []string{`"q"`, "flag:"}},
 		{"bad env", prop(`{"type": "string", "env": "1Q"}`), []string{`"q"`, `env: "1Q"`}},
 		{"token env", prop(`{"type": "string", "env": "GATEWAY_ACCESS_TOKEN"}`), []string{`"q"`, "GATEWAY_ACCESS_TOKEN"}},
@@ -193,8 +213,8 @@ func TestLoad(t *testing.T) {
 		if _, ok := c.Lookup("fetch"); !ok {
 			t.Error("embedded entry fetch lost by the override")
 		}
-		if n := len(c.Names()); n != 10 {
-			t.Errorf("%d entries, want 9 embedded + 1 added", n)
+		if n, want := len(c.Names()), len(mustParse(t, string(embedded)).Names())+1; n != want {
+			t.Errorf("%d entries, want %d (the embedded ones + 1 added)", n, want)
 		}
 	})
 
@@ -203,7 +223,7 @@ func TestLoad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(c.Names()) != 9 {
+		if !slices.Equal(c.Names(), mustParse(t, string(embedded)).Names()) {
 			t.Errorf("names = %v", c.Names())
 		}
 	})

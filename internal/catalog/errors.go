@@ -66,24 +66,40 @@ func (e *UnknownServerError) Error() string {
 	if e.Suggest != "" {
 		fmt.Fprintf(&b, "; did you mean %q?", e.Suggest)
 	}
-	if len(e.Known) == 0 {
-		b.WriteString(" (the catalog is empty)")
-	} else {
-		fmt.Fprintf(&b, " (catalog: %s)", strings.Join(e.Known, ", "))
-	}
+	fmt.Fprintf(&b, " (%s)", catalogHint(e.Known))
 	return b.String()
 }
+
+// catalogHint tells a user who named no catalog entry what the catalog holds: its names when
+// they fit in a message, else how to search it.
+func catalogHint(names []string) string {
+	switch {
+	case len(names) == 0:
+		return "the catalog is empty"
+	case len(names) > maxListed:
+		return fmt.Sprintf("%d servers in the catalog: `mcp-gateway catalog <word>` searches them", len(names))
+	}
+	return "catalog: " + strings.Join(names, ", ")
+}
+
+// maxListed is the most catalog names an error lists; a longer list would bury the message.
+const maxListed = 20
 
 // Is makes every UnknownServerError match ErrInvalidConfig.
 func (e *UnknownServerError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // suggest returns the known name closest to name when it is a plausible typo: equal after
-// dropping case, '-' and '_', or at most two edits away. It returns "" otherwise.
+// dropping case, '-' and '_', or at most two edits away (one for names under six bytes). It returns "" otherwise.
 func suggest(name string, known []string) string {
 	fold := func(s string) string {
 		return strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(s))
 	}
+	// Two edits turn most short names into some other catalog name ("foo" into "box"); allow
+	// them only for names long enough that a two-letter slip is still recognizably the same.
 	best, bestDist := "", 3
+	if len(name) < 6 {
+		bestDist = 2
+	}
 	for _, k := range known {
 		if fold(k) == fold(name) {
 			return k
@@ -120,3 +136,22 @@ func editDistance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// UnavailableError reports a config key that names a catalog entry which cannot start here: E2B
+// runs it as a Docker image, and no package runs it without Docker (Entry.Unavailable). The
+// launch fails at validation, before anything starts, rather than with a server that never comes
+// up.
+type UnavailableError struct {
+	Server string
+	Reason string // why it cannot start here
+	HowTo  string // how to run it anyway
+}
+
+// Error formats as `server "x" cannot start here: <reason>; to run it anyway, <how>`.
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("server %q cannot start here: %s; to run it anyway, %s", e.Server, e.Reason, e.HowTo)
+}
+
+// Is makes every UnavailableError match ErrInvalidConfig: the config asks for something this
+// gateway cannot do.
+func (e *UnavailableError) Is(target error) bool { return target == ErrInvalidConfig }

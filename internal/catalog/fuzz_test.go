@@ -152,6 +152,14 @@ func FuzzParseCatalog(f *testing.F) {
 					t.Fatalf("%s: package %+v", e.Name, e.Package)
 				}
 			case ManagerBuiltin:
+			case ManagerRemote:
+				if e.Remote == nil {
+					t.Fatalf("%s: remote without url", e.Name)
+				}
+			case ManagerUnavailable:
+				if e.Unavailable == nil {
+					t.Fatalf("%s: unavailable without reason", e.Name)
+				}
 			case ManagerCommand:
 				if len(e.Command) == 0 || e.Command[0] == "" {
 					t.Fatalf("%s: empty command", e.Name)
@@ -161,7 +169,7 @@ func FuzzParseCatalog(f *testing.F) {
 			}
 			for name, p := range e.Properties {
 				ways := 0
-				for _, set := range []bool{p.Positional, p.Flag != "", p.Env != ""} {
+				for _, set := range []bool{p.Positional, p.Flag != "", p.Arg != "", p.Env != "", p.Header != "", p.Unused != ""} {
 					if set {
 						ways++
 					}

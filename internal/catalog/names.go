@@ -58,3 +58,9 @@ func all(s string, ok func(byte) bool) bool {
 	}
 	return true
 }
+
+// validVersion reports whether s is an exact package version: [0-9A-Za-z.+-]+ starting with a
+// digit. Ranges ("^1.2", ">=1") and tags ("latest") are refused: a catalog pins what it tested.
+func validVersion(s string) bool {
+	return s != "" && '0' <= s[0] && s[0] <= '9' && all(s, func(c byte) bool { return isAlnum(c) || c == '.' || c == '+' || c == '-' })
+}

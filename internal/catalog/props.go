@@ -6,21 +6,33 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/textproto"
 	"slices"
 	"strconv"
 	"strings"
 )
 
+// applied is where the values of one entry's properties go.
+type applied struct {
+	args      []string          // property arguments, after the entry's fixed ones
+	argValues []string          // the config values inside args: secrets
+	env       map[string]string // env-mapped properties
+	headers   map[string]string // header-mapped properties (remote entries), canonical names
+	values    map[string]string // every given property as text, for the entry's env templates
+}
+
 // applyProperties type-checks the config fields of catalog entry e against its properties and
-// maps them to arguments and environment variables. Flags come first and positional arguments
-// last (each group in property-name order), the order CLIs parse most reliably. A null value
-// counts as absent: SDKs send None/undefined optional settings that way.
-func applyProperties(e Entry, fields map[string]json.RawMessage) (args []string, env map[string]string, err error) {
+// maps them to arguments, environment variables and headers. Flags and argument templates come
+// first and positional arguments last (each group in property-name order), the order CLIs parse
+// most reliably. A null value counts as absent: SDKs send None/undefined optional settings that
+// way.
+func applyProperties(e Entry, fields map[string]json.RawMessage) (applied, error) {
+	var a applied
 	var flags, positional []string
 	for _, name := range slices.Sorted(maps.Keys(e.Properties)) {
 		p := e.Properties[name]
-		fail := func(err error) ([]string, map[string]string, error) {
-			return nil, nil, &ConfigError{Server: e.Name, Field: name, Err: err}
+		fail := func(err error) (applied, error) {
+			return applied{}, &ConfigError{Server: e.Name, Field: name, Err: err}
 		}
 		raw, ok := fields[name]
 		if ok && jsonType(raw) == "null" {
@@ -36,12 +48,34 @@ func applyProperties(e Entry, fields map[string]json.RawMessage) (args []string,
 		if err != nil {
 			return fail(err)
 		}
+		text := envText(raw)
+		if a.values == nil {
+			a.values = make(map[string]string)
+		}
+		a.values[name] = text
+		formatted := text
+		if p.Format != "" {
+			formatted, _ = fill(p.Format, map[string]string{name: text}) // Parse checked the template
+		}
 		switch {
 		case p.Env != "":
-			if env == nil {
-				env = make(map[string]string)
+			if a.env == nil {
+				a.env = make(map[string]string)
 			}
-			env[p.Env] = envText(raw)
+			a.env[p.Env] = formatted
+		case p.Header != "":
+			if !validHeaderValue(formatted) {
+				return fail(errors.New("contains a line break or another control character, which a header value cannot"))
+			}
+			if a.headers == nil {
+				a.headers = make(map[string]string)
+			}
+			a.headers[textproto.CanonicalMIMEHeaderKey(p.Header)] = formatted
+		case p.Unused != "":
+		case p.Arg != "":
+			arg, _ := fill(p.Arg, map[string]string{name: argText(raw)})
+			flags = append(flags, arg)
+			a.argValues = append(a.argValues, argText(raw))
 		case p.Flag != "":
 			for _, el := range elems {
 				if p.Type == TypeBoolean {
@@ -51,14 +85,17 @@ func applyProperties(e Entry, fields map[string]json.RawMessage) (args []string,
 					continue
 				}
 				flags = append(flags, p.Flag, argText(el))
+				a.argValues = append(a.argValues, argText(el))
 			}
 		default:
 			for _, el := range elems {
 				positional = append(positional, argText(el))
+				a.argValues = append(a.argValues, argText(el))
 			}
 		}
 	}
-	return append(flags, positional...), env, nil
+	a.args = append(flags, positional...)
+	return a, nil
 }
 
 // checkProperty checks raw against p and returns the values it stands for: the elements of an

@@ -49,7 +49,7 @@ const pullWaitDelay = 5 * time.Second
 // ~/.local/bin): the template must have that dir on PATH for Resolve to find it. Unknown names
 // are reported all at once, with the catalog, so a template build fails with one clear message.
 func (c *Catalog) PullPlan(names []string) ([]InstallStep, error) {
-	var unknown []string
+	var unknown, unavailable []string
 	var steps []InstallStep
 	seen := make(map[string]bool)
 	for _, n := range names {
@@ -65,9 +65,14 @@ func (c *Catalog) PullPlan(names []string) ([]InstallStep, error) {
 		s := InstallStep{Server: n}
 		switch e.Package.Manager {
 		case ManagerNPM:
-			s.Argv = []string{"npm", "install", "-g", e.Package.Name}
+			s.Argv = []string{"npm", "install", "-g", e.Package.npmSpec()}
 		case ManagerPyPI:
-			s.Argv = []string{"uv", "tool", "install", e.Package.Name}
+			s.Argv = []string{"uv", "tool", "install", e.Package.pypiSpec()}
+		case ManagerRemote:
+			s.Note = "hosted remotely"
+		case ManagerUnavailable:
+			unavailable = append(unavailable, fmt.Sprintf("%q cannot start here: %s; to run it anyway, %s", n, e.Unavailable.Reason, e.Unavailable.HowTo))
+			continue
 		case ManagerBuiltin:
 			s.Note = "built in"
 		case ManagerCommand:
@@ -76,7 +81,10 @@ func (c *Catalog) PullPlan(names []string) ([]InstallStep, error) {
 		steps = append(steps, s)
 	}
 	if len(unknown) > 0 {
-		return nil, fmt.Errorf("pull: unknown server %s (catalog: %s)", strings.Join(unknown, ", "), strings.Join(c.Names(), ", "))
+		return nil, fmt.Errorf("pull: unknown server %s (%s)", strings.Join(unknown, ", "), catalogHint(c.Names()))
+	}
+	if len(unavailable) > 0 {
+		return nil, fmt.Errorf("pull: %s", strings.Join(unavailable, "; "))
 	}
 	return steps, nil
 }

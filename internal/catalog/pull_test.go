@@ -25,9 +25,13 @@ func TestPullPlan(t *testing.T) {
 		"n": {"package": {"manager": "npm", "name": "@s/n", "bin": "n"}},
 		"p": {"package": {"manager": "pypi", "name": "p-server"}},
 		"b": {"package": {"manager": "builtin", "name": "sandbox"}},
-		"c": {"command": ["/bin/c"]}
+		"c": {"command": ["/bin/c"]},
+		"nv": {"package": {"manager": "npm", "name": "nv", "version": "1.2.3"}},
+		"pv": {"package": {"manager": "pypi", "name": "pv", "version": "0.4.0"}},
+		"r": {"remote": {"url": "https://mcp.example.com/mcp"}},
+		"u": {"unavailable": {"reason": "a Go binary", "howTo": "use runCmd"}}
 	}}`)
-	steps, err := c.PullPlan([]string{"p", "n", "b", "c", "p"})
+	steps, err := c.PullPlan([]string{"p", "n", "b", "c", "p", "nv", "pv", "r"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +40,9 @@ func TestPullPlan(t *testing.T) {
 		{Server: "n", Argv: []string{"npm", "install", "-g", "@s/n"}},
 		{Server: "b", Note: "built in"},
 		{Server: "c", Note: "runs a command"},
+		{Server: "nv", Argv: []string{"npm", "install", "-g", "nv@1.2.3"}},
+		{Server: "pv", Argv: []string{"uv", "tool", "install", "pv==0.4.0"}},
+		{Server: "r", Note: "hosted remotely"},
 	}
 	if !reflect.DeepEqual(steps, want) {
 		t.Errorf("PullPlan =\n%+v\nwant\n%+v", steps, want)
@@ -46,8 +53,12 @@ func TestPullPlan(t *testing.T) {
 		t.Fatal("PullPlan with unknown names succeeded")
 	}
 	msg := err.Error()
-	if strings.Count(msg, `"nope"`) != 1 || !strings.Contains(msg, `"zzz"`) || !strings.Contains(msg, "(catalog: b, c, n, p)") {
+	if strings.Count(msg, `"nope"`) != 1 || !strings.Contains(msg, `"zzz"`) || !strings.Contains(msg, "(catalog: b, c, n, nv, p, pv, r, u)") {
 		t.Errorf("error %q should list every unknown name once and the catalog", msg)
+	}
+	_, err = c.PullPlan([]string{"n", "u"})
+	if err == nil || !strings.Contains(err.Error(), `"u" cannot start here: a Go binary; to run it anyway, use runCmd`) {
+		t.Errorf("PullPlan of an unavailable entry: %v", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,7 +115,7 @@ func (r *resolver) server(name string, raw json.RawMessage) (ServerSpec, error) 
 
 // serverFields resolves a server's entry by its kind (see Resolve).
 func (r *resolver) serverFields(name string, fields map[string]json.RawMessage) (ServerSpec, error) {
-	if _, ok := fields["url"]; ok {
+	if _, ok := fields["url"]; ok && !r.urlIsProperty(name) {
 		return r.remote(name, fields)
 	}
 	runCmd, hasRun, err := aliased(name, fields, "runCmd", "run_cmd")
@@ -133,6 +134,17 @@ func (r *resolver) serverFields(name string, fields map[string]json.RawMessage) 
 		return ServerSpec{}, &UnknownServerError{Server: name, Known: known, Suggest: suggest(name, known)}
 	}
 	return r.catalogServer(entry, fields)
+}
+
+// urlIsProperty reports whether name is a catalog entry with a property called url (a CircleCI
+// or GitLab server's API address): its url is that property, not a remote MCP endpoint.
+func (r *resolver) urlIsProperty(name string) bool {
+	e, ok := r.cat.Lookup(name)
+	if !ok {
+		return false
+	}
+	_, ok = e.Properties["url"]
+	return ok
 }
 
 // github resolves a github/<owner>/<repo> key. Owner and repo become path components of the
@@ -289,25 +301,58 @@ func envs(server string, fields map[string]json.RawMessage, fromProps map[string
 	return out, nil
 }
 
-// catalogServer resolves a catalog key: the entry's fields are its properties (plus "envs").
+// catalogServer resolves a catalog key: the entry's fields are its properties (plus "envs" for
+// entries that start a process).
 func (r *resolver) catalogServer(e Entry, fields map[string]json.RawMessage) (ServerSpec, error) {
-	args, env, err := applyProperties(e, fields)
+	if u := e.Unavailable; u != nil {
+		return ServerSpec{}, &UnavailableError{Server: e.Name, Reason: u.Reason, HowTo: u.HowTo}
+	}
+	a, err := applyProperties(e, fields)
 	if err != nil {
 		return ServerSpec{}, err
 	}
-	if env, err = envs(e.Name, fields, env); err != nil {
+	for _, k := range sortedKeys(fields) {
+		_, known := e.Properties[k]
+		switch {
+		case known:
+			if p := e.Properties[k]; p.Unused != "" {
+				r.warn("server %q: property %q accepted but not passed on: %s", e.Name, k, p.Unused)
+			}
+		case k == "envs" && e.Remote == nil:
+		default:
+			r.warn("server %q: unknown property %q ignored", e.Name, k)
+		}
+	}
+	if e.Remote != nil {
+		return ServerSpec{Name: e.Name, Kind: KindRemote, URL: e.Remote.URL, Headers: a.headers}, nil
+	}
+	env, err := envs(e.Name, fields, a.env)
+	if err != nil {
 		return ServerSpec{}, err
 	}
-	for _, k := range sortedKeys(fields) {
-		if _, ok := e.Properties[k]; !ok && k != "envs" {
-			r.warn("server %q: unknown property %q ignored", e.Name, k)
+	var public []string
+	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
+		v, ok := fill(e.Env[k], a.values)
+		if !ok {
+			continue // names a property the config left out
+		}
+		if _, dup := env[k]; dup {
+			return ServerSpec{}, &ConfigError{Server: e.Name, Field: "envs", Err: fmt.Errorf("variable %q is set by the catalog entry", k)}
+		}
+		if env == nil {
+			env = make(map[string]string)
+		}
+		env[k] = v
+		if len(placeholders(e.Env[k])) == 0 {
+			public = append(public, k)
 		}
 	}
 	argv, err := r.command(e)
 	if err != nil {
 		return ServerSpec{}, err
 	}
-	return ServerSpec{Name: e.Name, Kind: KindCatalog, Command: append(argv, args...), Env: env}, nil
+	return ServerSpec{Name: e.Name, Kind: KindCatalog, Command: append(argv, a.args...), Env: env,
+		PublicEnv: public, ArgSecrets: a.argValues}, nil
 }
 
 // command is the argv that starts entry e, before property arguments: the installed bin when
@@ -331,7 +376,7 @@ func (r *resolver) command(e Entry) ([]string, error) {
 		case found(p.Bin):
 			argv = []string{p.Bin}
 		case found("npx"):
-			argv = []string{"npx", "-y", p.Name}
+			argv = []string{"npx", "-y", p.npmSpec()}
 		default:
 			return nil, notInstalled("npx")
 		}
@@ -341,10 +386,12 @@ func (r *resolver) command(e Entry) ([]string, error) {
 			argv = []string{p.Bin}
 		case !found("uvx"):
 			return nil, notInstalled("uvx")
+		case p.Bin == p.Name && p.Version != "":
+			argv = []string{"uvx", p.Name + "@" + p.Version} // uvx's own spelling for a pinned tool
 		case p.Bin == p.Name:
 			argv = []string{"uvx", p.Name}
 		default:
-			argv = []string{"uvx", "--from", p.Name, p.Bin}
+			argv = []string{"uvx", "--from", p.pypiSpec(), p.Bin}
 		}
 	case ManagerBuiltin:
 		self := r.opts.Self
@@ -357,6 +404,8 @@ func (r *resolver) command(e Entry) ([]string, error) {
 		argv = []string{self, "builtin", p.Name}
 	case ManagerCommand:
 		argv = slices.Clone(e.Command)
+	case ManagerRemote, ManagerUnavailable:
+		return nil, fmt.Errorf("server %q: a %s entry has no command", e.Name, p.Manager)
 	default:
 		return nil, fmt.Errorf("server %q: unknown package manager %q", e.Name, p.Manager)
 	}
@@ -370,4 +419,20 @@ func sortedKeys(m map[string]json.RawMessage) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// npmSpec is the package as npx and npm install take it: name@version when pinned.
+func (p Package) npmSpec() string {
+	if p.Version == "" {
+		return p.Name
+	}
+	return p.Name + "@" + p.Version
+}
+
+// pypiSpec is the package as uvx and uv tool install take it: name==version when pinned.
+func (p Package) pypiSpec() string {
+	if p.Version == "" {
+		return p.Name
+	}
+	return p.Name + "==" + p.Version
 }

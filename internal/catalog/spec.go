@@ -1,6 +1,9 @@
 package catalog
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Kind says where a server in the mcp config comes from.
 type Kind string
@@ -37,8 +40,14 @@ type ServerSpec struct {
 	Owner, Repo string
 	// Env holds this server's own variables, from "envs" and env-mapped properties, added to the
 	// gateway's environment (minus GATEWAY_ACCESS_TOKEN) for this server only. The values are
-	// secrets: never log them. nil when there are none.
+	// secrets: never log them, except those named in PublicEnv. nil when there are none.
 	Env map[string]string
+	// PublicEnv names the Env variables whose values are catalog constants (BRAVE_MCP_TRANSPORT
+	// =stdio), not secrets: masking "stdio" would garble every log line that says it.
+	PublicEnv []string
+	// ArgSecrets are config values that Command carries as arguments (a catalog property whose
+	// server reads it nowhere else): secrets like Env values, to be masked the same way.
+	ArgSecrets []string
 	// URL is the streamable-HTTP endpoint of a remote server: absolute http or https, without
 	// credentials. Set for KindRemote only.
 	URL string
@@ -52,13 +61,16 @@ type ServerSpec struct {
 }
 
 // Secrets returns the values of spec that must never reach a log or an error message: its env
-// values and header values, and for a header such as "Authorization: Bearer <key>" the bare
+// values (but PublicEnv's), property values passed as arguments, and header values, and for a header such as "Authorization: Bearer <key>" the bare
 // <key> too, since a server that echoes a credential rarely echoes its scheme with it.
 func (s ServerSpec) Secrets() []string {
-	out := make([]string, 0, len(s.Env)+2*len(s.Headers))
-	for _, v := range s.Env {
-		out = append(out, v)
+	out := make([]string, 0, len(s.Env)+2*len(s.Headers)+len(s.ArgSecrets))
+	for k, v := range s.Env {
+		if !slices.Contains(s.PublicEnv, k) {
+			out = append(out, v)
+		}
 	}
+	out = append(out, s.ArgSecrets...)
 	for _, v := range s.Headers {
 		out = append(out, v)
 		if _, cred, ok := strings.Cut(strings.TrimSpace(v), " "); ok {

@@ -102,7 +102,7 @@ func TestWriteJSON(t *testing.T) {
 			}
 			var pkg map[string]string
 			json.Unmarshal(o["package"], &pkg)
-			want := map[string]string{"manager": "npm", "name": "@modelcontextprotocol/server-filesystem", "bin": "mcp-server-filesystem"}
+			want := map[string]string{"manager": "npm", "name": "@modelcontextprotocol/server-filesystem", "version": "2026.8.31", "bin": "mcp-server-filesystem"}
 			if !maps.Equal(pkg, want) {
 				t.Errorf("filesystem package = %v, want %v", pkg, want)
 			}
