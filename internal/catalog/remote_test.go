@@ -142,6 +142,10 @@ func TestSpecSecrets(t *testing.T) {
 			t.Errorf("Secrets() = %q, lacks %q", got, want)
 		}
 	}
+	s = ServerSpec{Env: map[string]string{"MODE": "stdio", "KEY": "k-value"}, PublicEnv: []string{"MODE"}, ArgSecrets: []string{"arg-value"}}
+	if got := s.Secrets(); !slices.Contains(got, "k-value") || !slices.Contains(got, "arg-value") || slices.Contains(got, "stdio") {
+		t.Errorf("Secrets() = %q: want env and argument values, not public env", got)
+	}
 	if n := len(ServerSpec{}.Secrets()); n != 0 {
 		t.Errorf("empty spec has %d secrets", n)
 	}

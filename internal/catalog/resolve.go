@@ -336,14 +336,18 @@ func (r *resolver) catalogServer(e Entry, fields map[string]json.RawMessage) (Se
 		if !ok {
 			continue // names a property the config left out
 		}
+		constant := len(placeholders(e.Env[k])) == 0
 		if _, dup := env[k]; dup {
-			return ServerSpec{}, &ConfigError{Server: e.Name, Field: "envs", Err: fmt.Errorf("variable %q is set by the catalog entry", k)}
+			if constant {
+				continue // the user's own envs override a catalog default
+			}
+			return ServerSpec{}, &ConfigError{Server: e.Name, Field: "envs", Err: fmt.Errorf("variable %q is set by the catalog entry from a property", k)}
 		}
 		if env == nil {
 			env = make(map[string]string)
 		}
 		env[k] = v
-		if len(placeholders(e.Env[k])) == 0 {
+		if constant {
 			public = append(public, k)
 		}
 	}

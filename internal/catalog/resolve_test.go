@@ -285,6 +285,10 @@ func TestResolvePropertyMapping(t *testing.T) {
 		t.Errorf("warnings = %q", r.Warnings)
 	}
 
+	if want := []string{"/a", "/b c", "false", "0.5", "-3", "x", "y", `{"k":[1,2]}`}; !sameSet(s.ArgSecrets, want) {
+		t.Errorf("ArgSecrets = %q, want %q", s.ArgSecrets, want)
+	}
+
 	rejects := []struct{ config, want string }{
 		{`{"tool": {"level": 1.5}}`, `server "tool": level: must be an integer, got a number that is not a 64-bit integer`},
 		{`{"tool": {"level": "3"}}`, `server "tool": level: must be an integer, got string`},
@@ -379,5 +383,57 @@ func TestResolveSortedAndLimit(t *testing.T) {
 	r = resolveOK(t, cat, ResolveOptions{}, "{"+strings.Join(parts, ",")+"}")
 	if len(r.Servers) != MaxServers {
 		t.Errorf("%d servers, want %d", len(r.Servers), MaxServers)
+	}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// TestResolveArgTemplateAndFormat covers the destinations E2B entries add: one argument made
+// from a template, an env value and a header built from a format.
+func TestResolveArgTemplateAndFormat(t *testing.T) {
+	cat := mustParse(t, `{"servers": {
+		"t": {"command": ["/bin/t"], "env": {"MODE": "stdio", "CONF": "{\"key\": \"{key}\"}"},
+			"properties": {
+				"level": {"type": "string", "arg": "--level={level}"},
+				"key":   {"type": "string", "env": "T_KEY", "format": "token {key}"},
+				"dir":   {"type": "string", "unused": "Docker only"}
+			}},
+		"r": {"remote": {"url": "https://mcp.example.com/mcp"},
+			"properties": {"key": {"type": "string", "required": true, "header": "x-api-key", "format": "Key {key}"}}}
+	}}`)
+	s := resolveOK(t, cat, ResolveOptions{}, `{"t": {"level": "admin", "key": "`+secret+`", "dir": "/x"}}`).Servers[0]
+	if want := []string{"/bin/t", "--level=admin"}; !slices.Equal(s.Command, want) {
+		t.Errorf("Command = %q, want %q", s.Command, want)
+	}
+	if want := map[string]string{"MODE": "stdio", "CONF": `{"key": "` + secret + `"}`, "T_KEY": "token " + secret}; !reflect.DeepEqual(s.Env, want) {
+		t.Errorf("Env = %v, want %v", s.Env, want)
+	}
+	if !slices.Equal(s.PublicEnv, []string{"MODE"}) || !slices.Equal(s.ArgSecrets, []string{"admin"}) {
+		t.Errorf("PublicEnv = %q, ArgSecrets = %q", s.PublicEnv, s.ArgSecrets)
+	}
+	// Without the property it embeds, a templated variable is left out.
+	if s := resolveOK(t, cat, ResolveOptions{}, `{"t": {}}`).Servers[0]; !reflect.DeepEqual(s.Env, map[string]string{"MODE": "stdio"}) {
+		t.Errorf("Env without key = %v", s.Env)
+	}
+	s = resolveOK(t, cat, ResolveOptions{}, `{"r": {"key": "`+secret+`"}}`).Servers[0]
+	if s.Kind != KindRemote || s.Headers["X-Api-Key"] != "Key "+secret {
+		t.Errorf("remote spec = %+v", s)
+	}
+	if _, err := Resolve([]byte(`{"r": {"key": "a\nb"}}`), cat, ResolveOptions{}); err == nil || !strings.Contains(err.Error(), `server "r": key: contains a line break`) {
+		t.Errorf("header with a newline: %v", err)
+	}
+	// envs override a constant (and the value is then a secret like any envs value), not a
+	// variable that carries a property.
+	s = resolveOK(t, cat, ResolveOptions{}, `{"t": {"envs": {"MODE": "`+secret+`"}}}`).Servers[0]
+	if s.Env["MODE"] != secret || len(s.PublicEnv) != 0 {
+		t.Errorf("envs over a constant: Env = %v, PublicEnv = %q", s.Env, s.PublicEnv)
+	}
+	if _, err := Resolve([]byte(`{"t": {"key": "k1234", "envs": {"CONF": "x"}}}`), cat, ResolveOptions{}); err == nil || !strings.Contains(err.Error(), `variable "CONF" is set by the catalog entry from a property`) {
+		t.Errorf("envs overriding a templated variable: %v", err)
 	}
 }
