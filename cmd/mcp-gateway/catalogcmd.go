@@ -10,22 +10,45 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 )
 
-// runCatalog lists the servers the gateway knows by name.
+// runCatalog lists the servers the gateway knows by name, or those matching a search word.
 func runCatalog(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcp-gateway catalog", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	asJSON := fs.Bool("json", false, "print JSON for machines")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: mcp-gateway catalog [--json] [--catalog FILE] [word]")
+		fs.PrintDefaults()
+	}
+	asJSON := fs.Bool("json", false, "print JSON for machines: every field, with properties and where they go")
 	override := fs.String("catalog", defaultCatalogFile, "catalog override file (adds or replaces entries)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+	// The word may come before or after the flags: `catalog notion --json` reads naturally.
+	var words []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return &usageError{err.Error()}
 		}
-		return &usageError{err.Error()}
+		if fs.NArg() == 0 {
+			break
+		}
+		words = append(words, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(words) > 1 {
+		return &usageError{"catalog takes at most one search word"}
 	}
 	set := &settings{CatalogFile: *override}
 	cat, err := set.loadCatalog()
 	if err != nil {
 		return fmt.Errorf("load catalog: %w", err)
+	}
+	if len(words) == 1 {
+		cat = cat.Search(words[0])
+		if len(cat.Names()) == 0 && !*asJSON {
+			_, err := fmt.Fprintf(stdout, "no catalog server matches %q\n", words[0])
+			return err
+		}
 	}
 	if *asJSON {
 		return cat.WriteJSON(stdout)

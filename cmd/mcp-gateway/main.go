@@ -61,7 +61,7 @@ Usage:
   mcp-gateway --config '<json>' [flags]   start in the background; exit 0 once ready (what the SDKs run)
   mcp-gateway serve [--config ...] [flags] run in the foreground (no config: the built-in sandbox server)
   mcp-gateway stdio [--config ...] [flags] serve the merged server on stdin/stdout (for clients that launch commands)
-  mcp-gateway catalog [--json]            list the servers known by name
+  mcp-gateway catalog [--json] [word]     list the servers known by name (or those matching word)
   mcp-gateway pull <name>...              pre-install catalog servers (template build time)
   mcp-gateway builtin sandbox             run the built-in sandbox MCP server on stdio
   mcp-gateway version

@@ -11,20 +11,53 @@ import (
 )
 
 // WriteTable writes the catalog for people (`mcp-gateway catalog`): one aligned row per entry
-// with NAME, RUNS, PROPERTIES (required ones marked with '*') and DESCRIPTION.
+// with NAME, START (npm, pypi, remote, unavailable, builtin, command), RUNS, PROPERTIES
+// (required ones marked with '*', those not passed through the environment with where they go
+// instead) and DESCRIPTION, cut to one short line.
 func (c *Catalog) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tRUNS\tPROPERTIES\tDESCRIPTION")
+	fmt.Fprintln(tw, "NAME\tSTART\tRUNS\tPROPERTIES\tDESCRIPTION")
 	for _, e := range c.Entries() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", e.Name, runs(e), propertyList(e), e.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, e.Package.Manager, runs(e), propertyList(e), shorten(e.Description, maxDescription))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write catalog table: %w", err)
 	}
-	if _, err := fmt.Fprintln(w, "* required property"); err != nil {
+	if _, err := fmt.Fprintln(w, "* required property; (argument): the server reads it only from its command line, which other processes in the sandbox can see;\n"+
+		"(header): sent to the remote server; (unused): accepted for E2B compatibility, not passed on (only Docker used it); `--json` has the details"); err != nil {
 		return fmt.Errorf("write catalog table: %w", err)
 	}
 	return nil
+}
+
+// maxDescription bounds the description column, so a row fits a terminal line or two.
+const maxDescription = 72
+
+// shorten cuts s to its first line and at most n runes, marking a cut with "…".
+func shorten(s string, n int) string {
+	s, _, cut := strings.Cut(strings.TrimSpace(s), "\n")
+	if r := []rune(s); len(r) > n {
+		return strings.TrimSpace(string(r[:n-1])) + "…"
+	} else if cut {
+		return s + "…"
+	}
+	return s
+}
+
+// Search returns the entries whose name, title, description or package name contains word,
+// ignoring case; "" matches everything.
+func (c *Catalog) Search(word string) *Catalog {
+	word = strings.ToLower(word)
+	out := &Catalog{entries: make(map[string]Entry)}
+	for name, e := range c.entries {
+		for _, s := range []string{name, e.Title, e.Description, e.Package.Name} {
+			if strings.Contains(strings.ToLower(s), word) {
+				out.entries[name] = e
+				break
+			}
+		}
+	}
+	return out
 }
 
 // WriteJSON writes the catalog for programs (`mcp-gateway catalog --json`): a JSON array of
@@ -45,14 +78,18 @@ func runs(e Entry) string {
 	var s string
 	switch p.Manager {
 	case ManagerNPM:
-		s = "npx " + p.Name
+		s = "npx " + p.npmSpec()
 	case ManagerPyPI:
-		s = "uvx " + p.Name
+		s = "uvx " + p.pypiSpec()
 		if p.Bin != p.Name {
-			s = "uvx --from " + p.Name + " " + p.Bin
+			s = "uvx --from " + p.pypiSpec() + " " + p.Bin
 		}
 	case ManagerBuiltin:
 		return "built in"
+	case ManagerRemote:
+		return e.Remote.URL
+	case ManagerUnavailable:
+		return "-"
 	case ManagerCommand:
 		s = strings.Join(e.Command, " ")
 	}
@@ -65,8 +102,17 @@ func propertyList(e Entry) string {
 	}
 	names := slices.Sorted(maps.Keys(e.Properties))
 	for i, n := range names {
-		if e.Properties[n].Required {
-			names[i] = n + "*"
+		p := e.Properties[n]
+		if p.Required {
+			names[i] += "*"
+		}
+		switch {
+		case p.Flag != "", p.Arg != "", p.Positional:
+			names[i] += " (argument)"
+		case p.Header != "":
+			names[i] += " (header)"
+		case p.Unused != "":
+			names[i] += " (unused)"
 		}
 	}
 	return strings.Join(names, ", ")

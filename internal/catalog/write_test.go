@@ -12,9 +12,11 @@ import (
 func TestWriteTable(t *testing.T) {
 	c := mustParse(t, `{"servers": {
 		"tool": {"description": "A tool", "command": ["/bin/tool", "serve"], "args": ["--stdio"],
-			"properties": {"b": {"type": "string", "flag": "--b"}, "a": {"type": "string", "flag": "--a", "required": true}}},
+			"properties": {"b": {"type": "string", "flag": "--b"}, "a": {"type": "string", "flag": "--a", "required": true}, "c": {"type": "string", "env": "C"}}},
 		"x": {"description": "Built in", "package": {"manager": "builtin", "name": "sandbox"}},
-		"long-named-server": {"description": "PyPI", "package": {"manager": "pypi", "name": "pkg", "bin": "pkg-bin"}}
+		"long-named-server": {"description": "PyPI\nsecond line", "package": {"manager": "pypi", "name": "pkg", "bin": "pkg-bin", "version": "1.0"}},
+		"hosted": {"description": "Hosted", "remote": {"url": "https://mcp.example.com/mcp"}, "properties": {"key": {"type": "string", "required": true, "header": "X-Key"}}},
+		"docker": {"description": "Needs Docker", "unavailable": {"reason": "r", "howTo": "h"}, "properties": {"k": {"type": "string", "required": true, "unused": "mount"}}}
 	}}`)
 	var buf bytes.Buffer
 	if err := c.WriteTable(&buf); err != nil {
@@ -22,12 +24,14 @@ func TestWriteTable(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	want := [][]string{
-		{"NAME", "RUNS", "PROPERTIES", "DESCRIPTION"},
-		{"long-named-server", "uvx --from pkg pkg-bin", "-", "PyPI"},
-		{"tool", "/bin/tool serve --stdio", "a*, b", "A tool"},
-		{"x", "built in", "-", "Built in"},
+		{"NAME", "START", "RUNS", "PROPERTIES", "DESCRIPTION"},
+		{"docker", "unavailable", "-", "k* (unused)", "Needs Docker"},
+		{"hosted", "remote", "https://mcp.example.com/mcp", "key* (header)", "Hosted"},
+		{"long-named-server", "pypi", "uvx --from pkg==1.0 pkg-bin", "-", "PyPI"},
+		{"tool", "command", "/bin/tool serve --stdio", "a* (argument), b (argument), c", "A tool"},
+		{"x", "builtin", "built in", "-", "Built in"},
 	}
-	if len(lines) != len(want)+1 || lines[len(lines)-1] != "* required property" {
+	if len(lines) != len(want)+2 || !strings.HasPrefix(lines[len(lines)-2], "* required property; (argument):") {
 		t.Fatalf("table:\n%s", buf.String())
 	}
 	// Every column starts at the same offset on every line.
@@ -58,8 +62,8 @@ func TestWriteTableEmbedded(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, w := range []string{"uvx mcp-server-time", "npx @modelcontextprotocol/server-filesystem", "paths*", "storagePath", "built in",
-		"npx @modelcontextprotocol/server-everything stdio"} {
+	for _, w := range []string{"uvx mcp-server-time==", "npx @modelcontextprotocol/server-filesystem@2026.8.31", "paths* (argument)", "storagePath (argument)", "built in",
+		"npx @modelcontextprotocol/server-everything@2026.8.31 stdio", "https://mcp.close.com/mcp", "apiKey* (header)", "githubOfficial"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("table lacks %q:\n%s", w, out)
 		}
@@ -113,5 +117,28 @@ func TestWriteJSON(t *testing.T) {
 	}
 	if !slices.Equal(names, c.Names()) {
 		t.Errorf("names = %v, want %v (sorted)", names, c.Names())
+	}
+}
+
+func TestSearch(t *testing.T) {
+	c := embeddedCatalog(t)
+	got := c.Search("NOTION").Names()
+	if !slices.Contains(got, "notion") || len(got) >= len(c.Names()) {
+		t.Errorf("Search(NOTION) = %v", got)
+	}
+	for _, name := range got {
+		e, _ := c.Lookup(name)
+		if !strings.Contains(strings.ToLower(name+e.Title+e.Description+e.Package.Name), "notion") {
+			t.Errorf("%s matches without containing the word", name)
+		}
+	}
+	if got := c.Search("@brave/").Names(); !slices.Equal(got, []string{"brave"}) {
+		t.Errorf("search by package = %v", got)
+	}
+	if n := len(c.Search("").Names()); n != len(c.Names()) {
+		t.Errorf("empty search matched %d of %d", n, len(c.Names()))
+	}
+	if n := len(c.Search("no-such-word-anywhere").Names()); n != 0 {
+		t.Errorf("nonsense matched %d", n)
 	}
 }
