@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -371,5 +372,45 @@ func TestPullRegistryReachable(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "[n] installed install -g x\n") || stderr.Len() != 0 {
 		t.Errorf("stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+}
+
+// TestPullPlanEmbedded: every npm and PyPI entry of the embedded catalog pulls its pinned
+// version (or, for the packages that could not be checked, the latest), and remote entries have
+// nothing to install.
+func TestPullPlanEmbedded(t *testing.T) {
+	c := embeddedCatalog(t)
+	var names []string
+	for _, e := range c.Entries() {
+		if e.Package.Manager != ManagerUnavailable {
+			names = append(names, e.Name)
+		}
+	}
+	steps, err := c.PullPlan(names)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range steps {
+		e, _ := c.Lookup(s.Server)
+		p := e.Package
+		var want []string
+		switch p.Manager {
+		case ManagerNPM:
+			want = []string{"npm", "install", "-g", p.Name}
+			if p.Version != "" {
+				want[3] += "@" + p.Version
+			}
+		case ManagerPyPI:
+			want = []string{"uv", "tool", "install", p.Name}
+			if p.Version != "" {
+				want[3] += "==" + p.Version
+			}
+		}
+		if !slices.Equal(s.Argv, want) {
+			t.Errorf("%s: pull %q, want %q", s.Server, s.Argv, want)
+		}
+	}
+	if s := steps[slices.IndexFunc(steps, func(s InstallStep) bool { return s.Server == "brave" })]; !slices.Equal(s.Argv, []string{"npm", "install", "-g", "@brave/brave-search-mcp-server@2.1.4"}) {
+		t.Errorf("brave: %q", s.Argv)
 	}
 }
