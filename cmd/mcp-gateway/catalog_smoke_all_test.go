@@ -29,9 +29,6 @@ func TestCatalogSmokeAll(t *testing.T) {
 			entries = append(entries, e)
 		}
 	}
-	// npx needs its own cache, or a package installed anywhere on this machine would be found
-	// instead of downloaded.
-	env := []string{"npm_config_cache=" + t.TempDir(), "NPM_CONFIG_UPDATE_NOTIFIER=false"}
 	results := make([]smokeResult, len(entries))
 	sem := make(chan struct{}, 3)
 	var wg sync.WaitGroup
@@ -42,6 +39,10 @@ func TestCatalogSmokeAll(t *testing.T) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			t.Run(e.Name, func(t *testing.T) {
+				// Each entry gets an npm cache of its own: npx runs sharing one race on it
+				// (servers killed half-installed), and a package cached anywhere on this
+				// machine must be downloaded, as in a fresh sandbox.
+				env := []string{"npm_config_cache=" + t.TempDir(), "NPM_CONFIG_UPDATE_NOTIFIER=false"}
 				results[i] = smokeStart(t, e, env, 3*time.Minute)
 			})
 		}()

@@ -16,9 +16,10 @@ import (
 )
 
 // smokeSample are npm catalog entries that start with made-up credentials and list their tools
-// without reaching their service. test/ts/package.json pins each at the catalog's version, so
+// without reaching their service. circleci's required "url" is its API address (a property, not
+// a remote MCP server), so it also covers that rule end to end. test/ts/package.json pins each at the catalog's version, so
 // `npm ci` there installs exactly what the catalog runs.
-var smokeSample = []string{"airtable", "brave", "notion", "sequentialthinking"}
+var smokeSample = []string{"airtable", "brave", "circleci", "notion", "sequentialthinking"}
 
 // TestCatalogNPMSample starts a sample of E2B catalog entries through the real gateway, from
 // the bins test/ts installs (as `mcp-gateway pull` would in a template), with dummy values for
@@ -109,8 +110,13 @@ func smokeStart(t *testing.T, e catalog.Entry, env []string, startup time.Durati
 	cfg := mcpConfig(t, map[string]any{e.Name: props})
 	res := sb.launch(cfg, "--startup-timeout", startup.String())
 	if res.code != 0 {
-		msg := strings.TrimSpace(res.stderr)
-		msg, _, _ = strings.Cut(msg, "\n")
+		var msg string
+		for _, line := range strings.Split(strings.TrimSpace(res.stderr), "\n") {
+			if !strings.HasPrefix(line, "mcp-gateway: warning:") {
+				msg = line
+				break
+			}
+		}
 		return smokeResult{reason: msg}
 	}
 	defer sb.stop()

@@ -281,7 +281,8 @@ func checkDestinations(e Entry) error {
 		case p.Type == TypeArray && (p.Arg != "" || p.Header != "" || p.Format != ""):
 			return fail("a list goes to positional, flag or env")
 		}
-		for field, tmpl := range map[string]string{"arg": p.Arg, "format": p.Format} {
+		for _, t := range []struct{ field, tmpl string }{{"arg", p.Arg}, {"format", p.Format}} {
+			field, tmpl := t.field, t.tmpl
 			if tmpl == "" {
 				continue
 			}
