@@ -41,14 +41,17 @@ type Resolved struct {
 //
 // Each key is, in this order of precedence:
 //   - any key whose entry has url: a remote streamable-HTTP server (with optional headers);
-//     url together with runCmd, or on a github/ key, is an error.
+//     url together with runCmd, or on a github/ key, is an error. Except a catalog name whose
+//     entry has a property called url: there url is that property (a server's API address).
 //   - "github/<owner>/<repo>": a GitHub server; runCmd is required.
 //   - any other key whose entry has runCmd (or run_cmd): a local server. This holds even when
 //     the key is also a catalog name: an explicit command is what the user asked for.
-//   - a catalog name: the entry's other fields are the entry's properties.
+//   - a catalog name: the entry's other fields are the entry's properties. An unavailable
+//     entry (one that needs Docker) is an error saying why and how to run it anyway; a remote
+//     entry becomes a remote server with headers filled from the properties.
 //
-// Errors are *ConfigError or *UnknownServerError (both match ErrInvalidConfig), or an error
-// matching ErrNotInstalled. Neither errors nor warnings ever contain a value from the config.
+// Errors are *ConfigError, *UnknownServerError or *UnavailableError (all match
+// ErrInvalidConfig), or an error matching ErrNotInstalled. Neither errors nor warnings ever contain a value from the config.
 func Resolve(raw []byte, cat *Catalog, opts ResolveOptions) (*Resolved, error) {
 	if t := jsonType(raw); t != "object" {
 		return nil, &ConfigError{Err: fmt.Errorf("config must be a JSON object keyed by server name, got %s", t)}

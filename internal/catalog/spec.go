@@ -61,8 +61,8 @@ type ServerSpec struct {
 }
 
 // Secrets returns the values of spec that must never reach a log or an error message: its env
-// values (but PublicEnv's), property values passed as arguments, and header values, and for a header such as "Authorization: Bearer <key>" the bare
-// <key> too, since a server that echoes a credential rarely echoes its scheme with it.
+// values (but PublicEnv's), property values passed as arguments, and header values, and for a
+// header such as "Authorization: Bearer <key>" the bare <key> too, since a server that echoes a credential rarely echoes its scheme with it.
 func (s ServerSpec) Secrets() []string {
 	out := make([]string, 0, len(s.Env)+2*len(s.Headers)+len(s.ArgSecrets))
 	for k, v := range s.Env {
