@@ -338,9 +338,9 @@ func dockerOnly(key string, f fact) *unavailable {
 	needs := ""
 	switch {
 	case st.GoModule != "":
-		needs = "Go (go install " + st.GoModule + "/...)"
+		needs = "Go: go install " + st.GoModule + "/..."
 	case st.Crate != "":
-		needs = "Rust (cargo, crate " + st.Crate + ")"
+		needs = "Rust: cargo install " + st.Crate
 	case st.MavenArtifact != "":
 		needs = "Java and Maven"
 	case st.FromSource != nil && st.FromSource.Runtime != "":
