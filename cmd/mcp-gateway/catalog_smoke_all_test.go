@@ -3,8 +3,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -43,6 +45,14 @@ func TestCatalogSmokeAll(t *testing.T) {
 				// (servers killed half-installed), and a package cached anywhere on this
 				// machine must be downloaded, as in a fresh sandbox.
 				env := []string{"npm_config_cache=" + t.TempDir(), "NPM_CONFIG_UPDATE_NOTIFIER=false"}
+				// npx downloads into that cache first, so the gateway's npx start below
+				// finds the package installed: a download on this shared machine can take
+				// longer than the 30 s a server has for its MCP handshake, and the table is
+				// about starting, not downloading.
+				if reason := npxInstall(e, env); reason != "" {
+					results[i] = smokeResult{reason: reason}
+					return
+				}
 				results[i] = smokeStart(t, e, env, 3*time.Minute)
 			})
 		}()
@@ -82,4 +92,28 @@ func shortReason(s string) string {
 		return s[:99] + "…"
 	}
 	return s
+}
+
+// npxInstall has npx download and install e's package (`npx -y -p <pkg>@<version> -- true`, the
+// same npx cache entry `npx -y <pkg>@<version>` uses) and returns why that failed, or "".
+func npxInstall(e catalog.Entry, env []string) string {
+	spec := e.Package.Name
+	if e.Package.Version != "" {
+		spec += "@" + e.Package.Version
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "npx", "-y", "-p", spec, "--", "true")
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		return ""
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for _, l := range lines {
+		if strings.HasPrefix(l, "npm error") && !strings.HasPrefix(l, "npm error code") && !strings.Contains(l, "A complete log") {
+			return "npx install: " + strings.TrimSpace(strings.TrimPrefix(l, "npm error"))
+		}
+	}
+	return fmt.Sprintf("npx install: %v: %s", err, lines[len(lines)-1])
 }
