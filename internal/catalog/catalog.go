@@ -143,6 +143,9 @@ type Entry struct {
 // Catalog is an immutable set of entries keyed by name; it is safe for concurrent use.
 type Catalog struct {
 	entries map[string]Entry
+	// lazy holds embedded entries not parsed yet (see lazy.go); a name is in entries or lazy,
+	// never both. Nothing writes to either map after Load.
+	lazy map[string]json.RawMessage
 }
 
 // tokenEnv is the gateway's own secret. Servers never get it: not through envs, not through an
@@ -560,9 +563,13 @@ func validType(t PropType) bool {
 // missing file means no override (templates need not have one); any other read or parse error is
 // returned naming the path, so a broken template fails loudly instead of losing its servers.
 func Load(embedded []byte, overridePath string) (*Catalog, error) {
-	c, err := Parse(embedded)
-	if err != nil {
-		return nil, fmt.Errorf("embedded catalog: %w", err)
+	c := &Catalog{entries: map[string]Entry{}}
+	var ok bool
+	if c.lazy, ok = splitServers(embedded); !ok {
+		var err error
+		if c, err = Parse(embedded); err != nil {
+			return nil, fmt.Errorf("embedded catalog: %w", err)
+		}
 	}
 	if overridePath == "" {
 		return c, nil
@@ -578,7 +585,10 @@ func Load(embedded []byte, overridePath string) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("catalog override %s: %w", overridePath, err)
 	}
-	maps.Copy(c.entries, o.entries)
+	for name, e := range o.entries {
+		c.entries[name] = e
+		delete(c.lazy, name)
+	}
 	return c, nil
 }
 
@@ -587,11 +597,13 @@ func (c *Catalog) Lookup(name string) (Entry, bool) {
 	if c == nil {
 		return Entry{}, false
 	}
-	e, ok := c.entries[name]
-	if !ok {
-		return Entry{}, false
+	if e, ok := c.entries[name]; ok {
+		return e.clone(), true
 	}
-	return e.clone(), true
+	if raw, ok := c.lazy[name]; ok {
+		return parseLazy(name, raw), true // parsed afresh: nothing to share, nothing to copy
+	}
+	return Entry{}, false
 }
 
 // Names returns the entry names, sorted.
@@ -599,7 +611,18 @@ func (c *Catalog) Names() []string {
 	if c == nil {
 		return nil
 	}
-	return slices.Sorted(maps.Keys(c.entries))
+	return slices.Sorted(func(yield func(string) bool) {
+		for n := range c.entries {
+			if !yield(n) {
+				return
+			}
+		}
+		for n := range c.lazy {
+			if !yield(n) {
+				return
+			}
+		}
+	})
 }
 
 // Entries returns copies of all entries, sorted by name.
@@ -607,7 +630,8 @@ func (c *Catalog) Entries() []Entry {
 	names := c.Names()
 	out := make([]Entry, 0, len(names))
 	for _, n := range names {
-		out = append(out, c.entries[n].clone())
+		e, _ := c.Lookup(n)
+		out = append(out, e)
 	}
 	return out
 }

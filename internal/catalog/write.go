@@ -49,10 +49,10 @@ func shorten(s string, n int) string {
 func (c *Catalog) Search(word string) *Catalog {
 	word = strings.ToLower(word)
 	out := &Catalog{entries: make(map[string]Entry)}
-	for name, e := range c.entries {
-		for _, s := range []string{name, e.Title, e.Description, e.Package.Name} {
+	for _, e := range c.Entries() {
+		for _, s := range []string{e.Name, e.Title, e.Description, e.Package.Name} {
 			if strings.Contains(strings.ToLower(s), word) {
-				out.entries[name] = e
+				out.entries[e.Name] = e
 				break
 			}
 		}
