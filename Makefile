@@ -49,7 +49,7 @@ test: test-deps lint
 # minimization on, the workers spend their time minimizing such "new"
 # inputs instead of fuzzing (-fuzzminimizetime=0 turns it off).
 FUZZTIME ?= 5s
-FUZZ_TARGETS = internal/catalog:FuzzResolve internal/catalog:FuzzParseCatalog internal/catalog:FuzzNameRules \
+FUZZ_TARGETS = internal/catalog:FuzzResolve internal/catalog:FuzzParseCatalog internal/catalog:FuzzSplitServers internal/catalog:FuzzNameRules \
 	internal/aggregate:FuzzSanitizeName internal/intercept:FuzzInterceptorInput \
 	internal/endpoint:FuzzHTTPEndpoint:-fuzzminimizetime=0 internal/endpoint:FuzzLaneWire:-fuzzminimizetime=0
 fuzz:

@@ -100,10 +100,10 @@ func (s *scanner) key() (string, bool) {
 	return string(name), s.expect(':')
 }
 
-// value moves past one JSON value, matching brackets outside strings. Whether the value is
-// valid JSON inside is for the strict parser to say when the entry is parsed.
+// value moves past one JSON object or array, matching brackets outside strings. Whether the
+// value is valid JSON inside is for the strict parser to say when the entry is parsed.
 func (s *scanner) value() bool {
-	depth := 0
+	var open []byte // the closing bracket each open one needs
 	for ; s.pos < len(s.data); s.pos++ {
 		switch c := s.data[s.pos]; c {
 		case '"':
@@ -115,20 +115,22 @@ func (s *scanner) value() bool {
 			if s.pos >= len(s.data) {
 				return false
 			}
-		case '{', '[':
-			depth++
+		case '{':
+			open = append(open, '}')
+		case '[':
+			open = append(open, ']')
 		case '}', ']':
-			depth--
-			if depth < 0 {
+			if len(open) == 0 || open[len(open)-1] != c {
 				return false
 			}
-			if depth == 0 {
+			open = open[:len(open)-1]
+			if len(open) == 0 {
 				s.pos++
 				return true
 			}
-		case ',':
-			if depth == 0 {
-				return false
+		default:
+			if len(open) == 0 {
+				return false // a scalar where an entry's object belongs
 			}
 		}
 	}

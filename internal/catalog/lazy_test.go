@@ -76,3 +76,29 @@ func TestSplitServers(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitServers: whenever the strict parser accepts a catalog, Load's split gives the same
+// entries; whenever the split accepts bytes, each piece is exactly one JSON object.
+func FuzzSplitServers(f *testing.F) {
+	f.Add([]byte(`{"servers": {"a": {"command": ["x"], "description": "} \" ] {"}, "b": {"command": ["y"]}}}`))
+	f.Add([]byte(`{"servers": {}}`))
+	f.Add([]byte(`{"servers": {"a": {"package": {"manager": "npm", "name": "p", "version": "1.0.0"}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		split, ok := splitServers(data)
+		if ok {
+			for name, raw := range split {
+				if len(raw) == 0 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+					t.Fatalf("%q: piece %q is not an object", name, raw)
+				}
+			}
+		}
+		strict, err := Parse(data)
+		if err != nil || !ok {
+			return
+		}
+		lazy := &Catalog{entries: map[string]Entry{}, lazy: split}
+		if !reflect.DeepEqual(lazy.Entries(), strict.Entries()) {
+			t.Fatalf("split entries differ from parsed ones for %q", data)
+		}
+	})
+}
