@@ -23,16 +23,24 @@ type progressEvent struct {
 func (e progressEvent) String() string {
 	switch {
 	case e.Failed:
-		return fmt.Sprintf("%s: failed after %s", e.Server, roundElapsed(e.Elapsed))
+		return fmt.Sprintf("%s: failed after %s", e.Server, elapsed(e.Elapsed))
 	case e.Ready:
-		return fmt.Sprintf("%s: ready in %s (%s)", e.Server, roundElapsed(e.Elapsed), plural(e.Tools, "tool"))
+		return fmt.Sprintf("%s: ready in %s (%s)", e.Server, elapsed(e.Elapsed), plural(e.Tools, "tool"))
 	default:
 		return e.Server + ": starting"
 	}
 }
 
-// roundElapsed keeps a tenth of a second: "2.1s".
-func roundElapsed(d time.Duration) time.Duration { return d.Round(100 * time.Millisecond) }
+// elapsed shows milliseconds under a second ("300ms") and a tenth of a
+// second above, always with its decimal ("2.1s", "2.0s"): time.Duration's
+// own String would print a round 2s as "2s", and a column of times reads
+// better when they all look alike.
+func elapsed(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%dms", d.Round(time.Millisecond).Milliseconds())
+	}
+	return fmt.Sprintf("%.1fs", d.Round(100*time.Millisecond).Seconds())
+}
 
 // progressDelay is how long a start may take before progress is shown: a
 // quick start prints only its summary line.

@@ -150,9 +150,10 @@ func TestProgressPrinter(t *testing.T) {
 	p.goLive()
 	p.add(progressEvent{Server: "b", Ready: true, Elapsed: 2140 * time.Millisecond, Tools: 1})
 	p.add(progressEvent{Server: "c", Failed: true, Elapsed: 2500 * time.Millisecond})
+	p.add(progressEvent{Server: "e", Ready: true, Elapsed: 2 * time.Second, Tools: 2})
 	p.stop()
 	p.add(progressEvent{Server: "d"})
-	want := "a: ready in 300ms (3 tools)\nb: starting\nb: ready in 2.1s (1 tool)\nc: failed after 2.5s\n"
+	want := "a: ready in 340ms (3 tools)\nb: starting\nb: ready in 2.1s (1 tool)\nc: failed after 2.5s\ne: ready in 2.0s (2 tools)\n"
 	if out.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}
