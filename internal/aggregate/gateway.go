@@ -91,6 +91,7 @@ type Gateway struct {
 	upstreams     map[string]Upstream
 	clients       map[string]*mcp.Client // per server, for roots
 	caps          map[string]*mcp.ServerCapabilities
+	instructions  map[string]string  // per server, as its initialize said
 	raws          map[string]rawConn // per server, its latest start's
 	tools         *named[*mcp.Tool]
 	prompts       *named[*mcp.Prompt]
@@ -123,18 +124,19 @@ func New(opts Options) *Gateway {
 		opts.Version = "dev"
 	}
 	g := &Gateway{
-		log:       opts.Logger,
-		pageSize:  opts.PageSize,
-		version:   opts.Version,
-		audit:     opts.Audit,
-		icpt:      opts.Interceptors,
-		calls:     newInflight(),
-		progress:  newProgressMap(),
-		subs:      newSubscriptions(),
-		upstreams: make(map[string]Upstream),
-		clients:   make(map[string]*mcp.Client),
-		caps:      make(map[string]*mcp.ServerCapabilities),
-		raws:      make(map[string]rawConn),
+		log:          opts.Logger,
+		pageSize:     opts.PageSize,
+		version:      opts.Version,
+		audit:        opts.Audit,
+		icpt:         opts.Interceptors,
+		calls:        newInflight(),
+		progress:     newProgressMap(),
+		subs:         newSubscriptions(),
+		upstreams:    make(map[string]Upstream),
+		clients:      make(map[string]*mcp.Client),
+		caps:         make(map[string]*mcp.ServerCapabilities),
+		instructions: make(map[string]string),
+		raws:         make(map[string]rawConn),
 		tools: newNamed(func(t *mcp.Tool) string { return t.Name },
 			func(t *mcp.Tool, name string) *mcp.Tool { c := *t; c.Name = name; return &c }),
 		prompts: newNamed(func(p *mcp.Prompt) string { return p.Name },
@@ -280,6 +282,7 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 		}
 	}
 	g.caps[server] = caps
+	g.instructions[server] = cs.InitializeResult().Instructions
 	g.raws[server] = rawConn{cs, raw}
 	g.tools.perServer[server] = tools
 	g.rebuildLocked(true, false, false)
@@ -490,10 +493,36 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (g *Gateway) advertise(res mcp.Result) {
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
-		r.Capabilities = g.capabilities()
+		r.Capabilities, r.Instructions = g.capabilities(), g.mergedInstructions()
 	case *mcp.DiscoverResult:
-		r.Capabilities = g.capabilities()
+		r.Capabilities, r.Instructions = g.capabilities(), g.mergedInstructions()
 	}
+}
+
+// mergedInstructions are the servers' instructions for the agent: those of
+// the only server that has any, verbatim, as the agent would get them
+// connected directly; with several, each one under a heading that names its
+// server, in server order, so the model knows which tools they are about.
+func (g *Gateway) mergedInstructions() string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var with []string
+	for _, s := range g.serversLocked() {
+		if g.instructions[s] != "" {
+			with = append(with, s)
+		}
+	}
+	if len(with) == 1 {
+		return g.instructions[with[0]]
+	}
+	var b strings.Builder
+	for i, s := range with {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "## Server %q\n\n%s", s, g.instructions[s])
+	}
+	return b.String()
 }
 
 func (g *Gateway) capabilities() *mcp.ServerCapabilities {
