@@ -1,6 +1,9 @@
 package aggregate_test
 
 import (
+	"encoding/json"
+	"io"
+	"strings"
 	"testing"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
@@ -20,5 +23,79 @@ func TestInstructionsReachTheAgent(t *testing.T) {
 	want := "## Server \"a\"\n\nUse A.\n\n## Server \"b\"\n\nUse B."
 	if got != want {
 		t.Fatalf("instructions = %q, want %q", got, want)
+	}
+}
+
+// rawRequest sends one request on a session with plain HTTP and returns
+// the raw JSON of its result, as the agent's client receives it.
+func rawRequest(t *testing.T, url, sid, method, params string) json.RawMessage {
+	t.Helper()
+	resp := rawPost(t, url, sid, `{"jsonrpc":"2.0","id":7,"method":"`+method+`","params":`+params+`}`)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var msg struct {
+			ID     any             `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  json.RawMessage `json:"error"`
+		}
+		if json.Unmarshal([]byte(data), &msg) == nil && msg.ID != nil {
+			if msg.Error != nil {
+				t.Fatalf("%s: error %s", method, msg.Error)
+			}
+			return msg.Result
+		}
+	}
+	t.Fatalf("%s: no response in %q", method, body)
+	return nil
+}
+
+// rawItem returns the item of a list result whose key member is value, as
+// its bytes.
+func rawItem(t *testing.T, res json.RawMessage, member, key, value string) string {
+	t.Helper()
+	var page map[string]json.RawMessage
+	var items []json.RawMessage
+	if err := json.Unmarshal(res, &page); err != nil {
+		t.Fatalf("list result %s: %v", res, err)
+	}
+	if err := json.Unmarshal(page[member], &items); err != nil {
+		t.Fatalf("list result %s: %v", res, err)
+	}
+	for _, it := range items {
+		var m map[string]any
+		if json.Unmarshal(it, &m) == nil && m[key] == value {
+			return string(it)
+		}
+	}
+	t.Fatalf("no %s with %s %q in %s", member, key, value, res)
+	return ""
+}
+
+// TestListsAreServedAsListed: tools and prompts reach the agent as the
+// server listed them, byte for byte (members the SDK's types do not know,
+// such as a tool's execution, stay; no false hints are added; a prompt
+// argument keeps "required":false); only a renamed item's name changes.
+func TestListsAreServedAsListed(t *testing.T) {
+	url, _ := startGateway(t, map[string]fixture.Options{"a": {Verbatim: true}, "b": {Verbatim: true}})
+	sid := rawInitialize(t, url)
+	tools := rawRequest(t, url, sid, "tools/list", `{}`)
+	if got := rawItem(t, tools, "tools", "name", "verbatim"); got != fixture.VerbatimToolJSON {
+		t.Errorf("tool as served:\n%s\nas listed:\n%s", got, fixture.VerbatimToolJSON)
+	}
+	renamed := strings.Replace(fixture.VerbatimToolJSON, `"name":"verbatim"`, `"name":"b_verbatim"`, 1)
+	if got := rawItem(t, tools, "tools", "name", "b_verbatim"); got != renamed {
+		t.Errorf("renamed tool as served:\n%s\nwant:\n%s", got, renamed)
+	}
+	prompts := rawRequest(t, url, sid, "prompts/list", `{}`)
+	if got := rawItem(t, prompts, "prompts", "name", "verbatim"); got != fixture.VerbatimPromptJSON {
+		t.Errorf("prompt as served:\n%s\nas listed:\n%s", got, fixture.VerbatimPromptJSON)
 	}
 }

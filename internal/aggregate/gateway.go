@@ -208,6 +208,7 @@ type pendingExtras struct {
 	gen  uint64 // a later start of the server supersedes this one
 	cs   *mcp.ClientSession
 	caps *mcp.ServerCapabilities
+	raw  RoundTrip
 }
 
 // openExtrasLocked names prompts and resources for the first time once the
@@ -266,7 +267,7 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{}
 	}
-	tools, err := listTools(ctx, cs, caps, raw)
+	tools, rawTools, err := listTools(ctx, cs, caps, raw)
 	if err != nil {
 		return err
 	}
@@ -275,7 +276,7 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	deferred := !g.extrasOpen
 	if deferred {
 		g.extrasGen++
-		p := &pendingExtras{gen: g.extrasGen, cs: cs, caps: caps}
+		p := &pendingExtras{gen: g.extrasGen, cs: cs, caps: caps, raw: raw}
 		g.extrasPending[server] = p
 		if g.open { // a restart between ready and the first listing
 			go g.listExtras(server, p)
@@ -284,26 +285,25 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	g.caps[server] = caps
 	g.instructions[server] = cs.InitializeResult().Instructions
 	g.raws[server] = rawConn{cs, raw}
-	g.tools.perServer[server] = tools
+	g.tools.setServer(server, tools, rawTools)
 	g.rebuildLocked(true, false, false)
 	g.mu.Unlock()
 	if deferred {
 		g.restore(ctx, server, cs)
 		return nil
 	}
-	prompts, err := listPrompts(ctx, cs, caps)
+	prompts, rawPrompts, err := listPrompts(ctx, cs, caps, raw)
 	if err != nil {
 		return err
 	}
-	resources, templates, err := listResources(ctx, cs, caps)
+	res, err := listResources(ctx, cs, caps, raw)
 	if err != nil {
 		return err
 	}
 	g.mu.Lock()
 	delete(g.extrasPending, server) // a late first listing, superseded
-	g.prompts.perServer[server] = prompts
-	g.res.perServer[server] = resources
-	g.res.tplPerServer[server] = templates
+	g.prompts.setServer(server, prompts, rawPrompts)
+	g.res.setServer(server, res.resources, res.templates, res.raw, res.tplRaw)
 	g.rebuildLocked(false, true, true)
 	g.mu.Unlock()
 	// Resubscribe what agents subscribed to before the restart, and push
@@ -346,8 +346,8 @@ const extrasTimeout = 30 * time.Second
 func (g *Gateway) listExtras(server string, p *pendingExtras) {
 	ctx, cancel := context.WithTimeout(context.Background(), extrasTimeout)
 	defer cancel()
-	prompts, perr := listPrompts(ctx, p.cs, p.caps)
-	resources, templates, rerr := listResources(ctx, p.cs, p.caps)
+	prompts, rawPrompts, perr := listPrompts(ctx, p.cs, p.caps, p.raw)
+	res, rerr := listResources(ctx, p.cs, p.caps, p.raw)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if cur := g.extrasPending[server]; cur == nil || cur.gen != p.gen {
@@ -362,10 +362,10 @@ func (g *Gateway) listExtras(server string, p *pendingExtras) {
 		g.log.Warn().Err(err).Str("server", server).Msg("listing prompts and resources failed; serving none for now")
 	}
 	if perr == nil {
-		g.prompts.perServer[server] = prompts
+		g.prompts.setServer(server, prompts, rawPrompts)
 	}
 	if rerr == nil {
-		g.res.perServer[server], g.res.tplPerServer[server] = resources, templates
+		g.res.setServer(server, res.resources, res.templates, res.raw, res.tplRaw)
 	}
 	delete(g.extrasPending, server)
 	if g.extrasOpen { // late, after openExtrasAnyway

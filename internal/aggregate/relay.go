@@ -353,27 +353,28 @@ func (g *Gateway) relist(server string, cs *mcp.ClientSession, kind string) {
 		switch kind {
 		case "tools":
 			var tools []*mcp.Tool
-			if tools, err = listTools(ctx, cs, caps, g.rawFor(server, cs)); err == nil {
+			var rawTools map[string]json.RawMessage
+			if tools, rawTools, err = listTools(ctx, cs, caps, g.rawFor(server, cs)); err == nil {
 				tools = g.visibleTools(ctx, server, tools)
 				g.mu.Lock()
-				g.tools.perServer[server] = tools
+				g.tools.setServer(server, tools, rawTools)
 				g.rebuildLocked(true, false, false)
 				g.mu.Unlock()
 			}
 		case "prompts":
 			var prompts []*mcp.Prompt
-			if prompts, err = listPrompts(ctx, cs, caps); err == nil {
+			var rawPrompts map[string]json.RawMessage
+			if prompts, rawPrompts, err = listPrompts(ctx, cs, caps, g.rawFor(server, cs)); err == nil {
 				g.mu.Lock()
-				g.prompts.perServer[server] = prompts
+				g.prompts.setServer(server, prompts, rawPrompts)
 				g.rebuildLocked(false, true, false)
 				g.mu.Unlock()
 			}
 		case "resources":
-			var res []*mcp.Resource
-			var tpls []*mcp.ResourceTemplate
-			if res, tpls, err = listResources(ctx, cs, caps); err == nil {
+			var res resourceListing
+			if res, err = listResources(ctx, cs, caps, g.rawFor(server, cs)); err == nil {
 				g.mu.Lock()
-				g.res.perServer[server], g.res.tplPerServer[server] = res, tpls
+				g.res.setServer(server, res.resources, res.templates, res.raw, res.tplRaw)
 				g.rebuildLocked(false, false, true)
 				g.mu.Unlock()
 			}
