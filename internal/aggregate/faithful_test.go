@@ -99,3 +99,18 @@ func TestListsAreServedAsListed(t *testing.T) {
 		t.Errorf("prompt as served:\n%s\nas listed:\n%s", got, fixture.VerbatimPromptJSON)
 	}
 }
+
+// TestResultsAreRelayedAsSent: results reach the agent as the server sent
+// them: resources/read gains no ttlMs or cacheScope, completion/complete
+// keeps "hasMore":false.
+func TestResultsAreRelayedAsSent(t *testing.T) {
+	url, _ := startGateway(t, map[string]fixture.Options{"a": {Verbatim: true}})
+	sid := rawInitialize(t, url)
+	if got := rawRequest(t, url, sid, "resources/read", `{"uri":"`+fixture.VerbatimResource+`"}`); string(got) != fixture.VerbatimReadJSON {
+		t.Errorf("resources/read result:\n%s\nas sent:\n%s", got, fixture.VerbatimReadJSON)
+	}
+	got := rawRequest(t, url, sid, "completion/complete", `{"ref":{"type":"ref/prompt","name":"verbatim"},"argument":{"name":"topic","value":"a"}}`)
+	if string(got) != fixture.VerbatimCompletionJSON {
+		t.Errorf("completion/complete result:\n%s\nas sent:\n%s", got, fixture.VerbatimCompletionJSON)
+	}
+}

@@ -35,7 +35,7 @@ func (g *Gateway) listPrompts(req *mcp.ListPromptsRequest) (mcp.Result, error) {
 
 // getPrompt routes prompts/get to the owning server under the prompt's
 // original name.
-func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp.Result, error) {
 	p := req.Params
 	if p == nil {
 		return nil, invalidParams("missing params")
@@ -50,11 +50,9 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	defer done()
 	meta := g.progress.forward(p.Meta, call)
 	defer g.progress.release(meta)
-	var res *mcp.GetPromptResult
-	err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: r.name, Arguments: p.Arguments})
-		return err
+	params := &mcp.GetPromptParams{Meta: meta, Name: r.name, Arguments: p.Arguments}
+	res, err := forward(ctx, r.up, "prompts/get", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+		return cs.GetPrompt(ctx, params)
 	})
 	if err != nil {
 		return nil, upstreamError(r.up.Name(), err)

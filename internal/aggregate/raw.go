@@ -175,3 +175,33 @@ func rename(params json.RawMessage, name string) (json.RawMessage, error) {
 	p["name"] = b
 	return json.Marshal(p)
 }
+
+// forward sends a request to up and returns its result: as the bytes the
+// server sent when up takes raw requests (RawCaller), so that the agent
+// gets them as the server wrote them, else through the SDK client (sdk).
+// params are the request's params as the gateway forwards them (routing
+// applied).
+func forward(ctx context.Context, up Upstream, method string, params any, sdk func(context.Context, *mcp.ClientSession) (mcp.Result, error)) (mcp.Result, error) {
+	rc, ok := up.(RawCaller)
+	if !ok {
+		var res mcp.Result
+		err := up.Do(ctx, func(cs *mcp.ClientSession) error {
+			var err error
+			res, err = sdk(ctx, cs)
+			return err
+		})
+		return res, err
+	}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s params: %w", method, err)
+	}
+	res, err := rc.CallRaw(ctx, method, b)
+	if err != nil {
+		return nil, err
+	}
+	if len(res) == 0 || res[0] != '{' {
+		return nil, fmt.Errorf("%s result is not an object: %.40s", method, res)
+	}
+	return &rawResult{raw: res}, nil
+}

@@ -226,7 +226,7 @@ func (g *Gateway) listResourceTemplates(req *mcp.ListResourceTemplatesRequest) (
 	return &rawResult{raw: page}, nil
 }
 
-func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.Result, error) {
 	p := req.Params
 	if p == nil || p.URI == "" {
 		return nil, invalidParams("missing uri")
@@ -241,21 +241,15 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	for _, up := range ups {
 		call, done := g.calls.begin(ctx, req.Session, up.Name())
 		meta := g.progress.forward(p.Meta, call)
-		var res *mcp.ReadResourceResult
-		err := up.Do(ctx, func(cs *mcp.ClientSession) error {
-			var err error
-			res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: orig})
-			return err
+		params := &mcp.ReadResourceParams{Meta: meta, URI: orig}
+		res, err := forward(ctx, up, "resources/read", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+			return cs.ReadResource(ctx, params)
 		})
 		g.progress.release(meta)
 		done()
 		if err == nil {
 			if orig != p.URI {
-				for _, c := range res.Contents {
-					if c != nil && c.URI == orig {
-						c.URI = p.URI
-					}
-				}
+				res = contentsAs(res, orig, p.URI)
 			}
 			return res, nil
 		}
@@ -304,7 +298,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, uri string, on bool) 
 
 // complete routes completion/complete by its reference: a prompt by its
 // exported name, a resource template by its exported URI template.
-func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.Result, error) {
 	p := req.Params
 	if p == nil || p.Ref == nil {
 		return nil, invalidParams("missing ref")
@@ -334,14 +328,50 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if up == nil {
 		return nil, invalidParams("unknown completion reference %s %q", ref.Type, ref.Name+ref.URI)
 	}
-	var res *mcp.CompleteResult
-	err := up.Do(ctx, func(cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.Complete(ctx, &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context})
-		return err
+	params := &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context}
+	res, err := forward(ctx, up, "completion/complete", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+		return cs.Complete(ctx, params)
 	})
 	if err != nil {
 		return nil, upstreamError(up.Name(), err)
 	}
 	return res, nil
+}
+
+// contentsAs returns a resources/read result with each content's uri that
+// is orig (the server's URI) given as exported (the URI the agent read).
+func contentsAs(res mcp.Result, orig, exported string) mcp.Result {
+	switch r := res.(type) {
+	case *mcp.ReadResourceResult:
+		for _, c := range r.Contents {
+			if c != nil && c.URI == orig {
+				c.URI = exported
+			}
+		}
+	case *rawResult:
+		var page struct {
+			Contents []json.RawMessage `json:"contents"`
+		}
+		if json.Unmarshal(r.raw, &page) != nil {
+			return res
+		}
+		for i, c := range page.Contents {
+			var u struct {
+				URI string `json:"uri"`
+			}
+			if json.Unmarshal(c, &u) == nil && u.URI == orig {
+				if nc, err := setString(c, "uri", exported); err == nil {
+					page.Contents[i] = nc
+				}
+			}
+		}
+		contents, err := json.Marshal(page.Contents)
+		if err != nil {
+			return res
+		}
+		if out, err := setMember(r.raw, "contents", contents); err == nil {
+			r.raw = out
+		}
+	}
+	return res
 }

@@ -280,7 +280,7 @@ func (g *Gateway) listTools(req *mcp.ListToolsRequest) (mcp.Result, error) {
 	return &rawResult{raw: page}, nil
 }
 
-func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	p := req.Params
 	if p == nil {
 		return nil, invalidParams("missing params")
@@ -303,7 +303,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	defer done()
 	meta := g.progress.forward(p.Meta, call)
 	defer g.progress.release(meta)
-	forward := func(ctx context.Context, args any) (*mcp.CallToolResult, error) {
+	sdkCall := func(ctx context.Context, args any) (*mcp.CallToolResult, error) {
 		var res *mcp.CallToolResult
 		err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
 			var err error
@@ -315,14 +315,24 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		}
 		return res, nil
 	}
-	var res *mcp.CallToolResult
+	var res mcp.Result
 	var err error
 	var trace string
 	if g.hooked(r.up.Name(), r.name) {
 		a, _ := args.(json.RawMessage)
-		res, trace, err = g.callToolHooked(ctx, req, r, a, forward)
+		var typed *mcp.CallToolResult
+		if typed, trace, err = g.callToolHooked(ctx, req, r, a, sdkCall); err == nil {
+			res = typed
+		}
 	} else {
-		res, err = forward(ctx, args)
+		// The server's result bytes, as the fast path relays them.
+		params := &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args}
+		res, err = forward(ctx, r.up, "tools/call", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+			return cs.CallTool(ctx, params)
+		})
+		if err != nil {
+			err = upstreamError(r.up.Name(), err)
+		}
 	}
 	if g.audit != nil {
 		rec := g.record(req, r.up.Name(), began, res, err)
@@ -335,7 +345,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	return res, nil
 }
 
-func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Time, res *mcp.CallToolResult, err error) CallRecord {
+func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Time, result mcp.Result, err error) CallRecord {
 	rec := CallRecord{
 		Server:   server,
 		Tool:     req.Params.Name,
@@ -346,16 +356,23 @@ func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Tim
 	if req.Session != nil {
 		rec.Session = req.Session.ID()
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		// Only the code: an upstream's error message may quote the
 		// arguments, and the audit log never holds values.
 		rec.Outcome, rec.Error = "error", errorCode(err)
-	case res != nil && res.IsError:
-		rec.Outcome = "tool_error"
+		return rec
 	}
-	if res != nil {
+	switch res := result.(type) {
+	case *mcp.CallToolResult:
+		if res.IsError {
+			rec.Outcome = "tool_error"
+		}
 		rec.BytesOut = payloadBytes(res)
+	case *rawResult: // as the fast path counts it
+		if isErrorResult(res.raw) {
+			rec.Outcome = "tool_error"
+		}
+		rec.BytesOut = len(res.raw)
 	}
 	return rec
 }
