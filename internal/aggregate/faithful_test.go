@@ -1,10 +1,12 @@
 package aggregate_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
@@ -112,5 +114,102 @@ func TestResultsAreRelayedAsSent(t *testing.T) {
 	got := rawRequest(t, url, sid, "completion/complete", `{"ref":{"type":"ref/prompt","name":"verbatim"},"argument":{"name":"topic","value":"a"}}`)
 	if string(got) != fixture.VerbatimCompletionJSON {
 		t.Errorf("completion/complete result:\n%s\nas sent:\n%s", got, fixture.VerbatimCompletionJSON)
+	}
+}
+
+// initializeWith opens a session with plain HTTP whose client declares caps
+// (a JSON object) and returns its id.
+func initializeWith(t *testing.T, url, caps string) string {
+	t.Helper()
+	resp := rawPost(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatal("no session id")
+	}
+	rawPost(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	return sid
+}
+
+// streamCall posts a tools/call and sends each SSE event's data on the
+// returned channel as it arrives; the channel closes with the response.
+func streamCall(t *testing.T, url, sid, params string) <-chan string {
+	t.Helper()
+	resp := rawPost(t, url, sid, `{"jsonrpc":"2.0","id":50,"method":"tools/call","params":`+params+`}`)
+	events := make(chan string, 16)
+	go func() {
+		defer close(events)
+		defer resp.Body.Close()
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				events <- data
+			}
+		}
+	}()
+	return events
+}
+
+// serverRequest is a request the gateway sent the agent.
+type serverRequest struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+func nextEvent(t *testing.T, events <-chan string) string {
+	t.Helper()
+	select {
+	case e, ok := <-events:
+		if !ok {
+			t.Fatal("the call's stream ended early")
+		}
+		return e
+	case <-time.After(20 * time.Second):
+		t.Fatal("timed out waiting for the call's stream")
+	}
+	return ""
+}
+
+// TestElicitationRelayedAsSent: an elicitation reaches the agent as the
+// server sent it (a form's fields in the server's order, which is the order
+// a UI shows them in), and URL-mode elicitation works: the gateway offers
+// it upstream, and a server asking an agent without it gets an error at
+// once.
+func TestElicitationRelayedAsSent(t *testing.T) {
+	url, _ := startGateway(t, map[string]fixture.Options{"a": {Verbatim: true}})
+
+	sid := initializeWith(t, url, `{"elicitation":{"form":{},"url":{}}}`)
+	events := streamCall(t, url, sid, `{"name":"elicit_ordered","arguments":{}}`)
+	var req serverRequest
+	if err := json.Unmarshal([]byte(nextEvent(t, events)), &req); err != nil || req.Method != "elicitation/create" {
+		t.Fatalf("first event is not the elicitation: %+v %v", req, err)
+	}
+	var p struct {
+		RequestedSchema json.RawMessage `json:"requestedSchema"`
+	}
+	if err := json.Unmarshal(req.Params, &p); err != nil || string(p.RequestedSchema) != fixture.ElicitOrderSchema {
+		t.Errorf("requestedSchema as relayed:\n%s\nas sent:\n%s", p.RequestedSchema, fixture.ElicitOrderSchema)
+	}
+	rawPost(t, url, sid, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"action":"accept","content":{"zeta":"z","alpha":"a","mid":true}}}`).Body.Close()
+	if res := nextEvent(t, events); !strings.Contains(res, `accept {\"alpha\":\"a\",\"mid\":true,\"zeta\":\"z\"}`) {
+		t.Errorf("elicit_ordered result: %s", res)
+	}
+
+	events = streamCall(t, url, sid, `{"name":"elicit_url","arguments":{}}`)
+	if err := json.Unmarshal([]byte(nextEvent(t, events)), &req); err != nil || req.Method != "elicitation/create" || !strings.Contains(string(req.Params), `"url":"https://example.com/login"`) {
+		t.Fatalf("first event is not the URL elicitation: %+v %v", req, err)
+	}
+	rawPost(t, url, sid, `{"jsonrpc":"2.0","id":`+string(req.ID)+`,"result":{"action":"accept"}}`).Body.Close()
+	if res := nextEvent(t, events); !strings.Contains(res, "url elicitation: accept") {
+		t.Errorf("elicit_url result: %s", res)
+	}
+
+	formOnly := initializeWith(t, url, `{"elicitation":{"form":{}}}`)
+	events = streamCall(t, url, formOnly, `{"name":"elicit_url","arguments":{}}`)
+	if res := nextEvent(t, events); !strings.Contains(res, "elicitation failed") || !strings.Contains(res, "does not support URL elicitation") {
+		t.Errorf("elicit_url from a client without URL mode: %s", res)
 	}
 }

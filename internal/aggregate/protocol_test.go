@@ -62,9 +62,10 @@ func startGateway(t *testing.T, servers map[string]fixture.Options) (url string,
 			envs[k] = v
 		}
 		s := supervisor.New(catalog.ServerSpec{Name: name, Kind: catalog.KindLocal, Command: argv, Env: envs}, supervisor.Options{
-			Logger:    logger,
-			NewClient: g.NewClient,
-			Intercept: g.Intercept,
+			Logger:       logger,
+			NewClient:    g.NewClient,
+			Intercept:    g.Intercept,
+			ServeRequest: g.ServeRequest,
 			OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
 				return g.Sync(ctx, s.Name(), cs, raw)
 			},

@@ -198,6 +198,7 @@ func (s *subscriptions) exported(server, orig string) string {
 // relayed to the right place.
 func (g *Gateway) NewClient(server string) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcp-gateway", Version: g.version}, &mcp.ClientOptions{
+		Capabilities: UpstreamCapabilities(),
 		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
 			g.relist(server, req.Session, "tools")
 		},

@@ -69,6 +69,12 @@ type Options struct {
 	// whether it consumed it. The aggregator relays progress and log
 	// messages here so that they reach the agent before the call's result.
 	Intercept func(server string, n *jsonrpc.Request) bool
+	// ServeRequest, if set, is asked for each request a server sends the
+	// gateway (sampling, elicitation, roots) and returns its handler, or
+	// nil to leave the method to the SDK client (ping). Handlers get the
+	// params and give the result as raw JSON, so that they are relayed as
+	// the server and the agent wrote them.
+	ServeRequest func(server, method string) RequestHandler
 	// MaxMessageBytes bounds one message from a server; a larger response
 	// fails its call and the server stays usable. Zero means
 	// DefaultMaxMessageBytes.
@@ -302,7 +308,11 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 	if s.opts.Intercept != nil {
 		intercept = func(n *jsonrpc.Request) bool { return s.opts.Intercept(s.spec.Name, n) }
 	}
-	t := &lineTransport{r: proc.stdout, w: proc.stdin, maxBytes: s.opts.MaxMessageBytes, intercept: intercept, noise: func(line []byte) {
+	var serve func(string) RequestHandler
+	if s.opts.ServeRequest != nil {
+		serve = func(method string) RequestHandler { return s.opts.ServeRequest(s.spec.Name, method) }
+	}
+	t := &lineTransport{r: proc.stdout, w: proc.stdin, maxBytes: s.opts.MaxMessageBytes, intercept: intercept, serve: serve, noise: func(line []byte) {
 		s.log.Warn().Str("stream", "stdout-noise").Msg(s.opts.Redact(string(line)))
 	}}
 	cctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)

@@ -35,6 +35,9 @@ type lineTransport struct {
 	// intercept, if set, sees every notification before the SDK does, on
 	// the reader goroutine; returning true consumes it.
 	intercept func(*jsonrpc.Request) bool
+	// serve, if set, answers requests from the server past the SDK (see
+	// Options.ServeRequest).
+	serve func(method string) RequestHandler
 	// conn is the connection Connect made, for raw calls.
 	conn *lineConn
 }
@@ -53,6 +56,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		intercept: t.intercept,
 		raw:       newRawCalls(),
 	}
+	t.conn.served = newServed(t.serve, t.conn.Write)
 	return t.conn, nil
 }
 
@@ -63,6 +67,7 @@ type lineConn struct {
 	noise     func([]byte)
 	intercept func(*jsonrpc.Request) bool
 	raw       *rawCalls
+	served    *served
 
 	wmu sync.Mutex // serializes writes so each message is one line
 	w   io.WriteCloser
@@ -109,7 +114,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if req, ok := msg.(*jsonrpc.Request); ok && !req.ID.IsValid() && c.intercept != nil && c.intercept(req) {
 			continue
 		}
-		if c.raw.deliver(msg) {
+		if c.raw.deliver(msg) || c.served.take(msg) {
 			continue
 		}
 		return msg, nil
@@ -214,6 +219,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.raw.end(errors.New("connection closed"))
+		c.served.close()
 		werr := c.w.Close()
 		rerr := c.r.Close()
 		c.closeErr = errors.Join(werr, rerr)
