@@ -2,11 +2,14 @@ package aggregate_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
@@ -212,4 +215,22 @@ func TestElicitationRelayedAsSent(t *testing.T) {
 	if res := nextEvent(t, events); !strings.Contains(res, "elicitation failed") || !strings.Contains(res, "does not support URL elicitation") {
 		t.Errorf("elicit_url from a client without URL mode: %s", res)
 	}
+}
+
+// TestRootsOutsideACall: a server that asks roots/list outside any call (at
+// start, or after roots/list_changed, as server-filesystem does) gets the
+// roots of the only agent session connected.
+func TestRootsOutsideACall(t *testing.T) {
+	url, log := startGateway(t, map[string]fixture.Options{"a": {}})
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	c.AddRoots(&mcp.Root{URI: "file:///work/one", Name: "one"})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	c.AddRoots(&mcp.Root{URI: "file:///work/two", Name: "two"})
+	waitFor(t, "the server to get the agent's roots", func() bool {
+		return strings.Contains(log.String(), "fixture: roots now [file:///work/one file:///work/two]")
+	})
 }
