@@ -5,13 +5,21 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/rs/zerolog"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
+	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
 )
 
 // TestInstructionsReachTheAgent: a server's instructions tell the model how
@@ -233,4 +241,62 @@ func TestRootsOutsideACall(t *testing.T) {
 	waitFor(t, "the server to get the agent's roots", func() bool {
 		return strings.Contains(log.String(), "fixture: roots now [file:///work/one file:///work/two]")
 	})
+}
+
+// startRemoteGateway serves a gateway whose only upstream is the remote
+// fixture rem, wired as the command wires remotes.
+func startRemoteGateway(t *testing.T, rem *fixture.Remote, token string) string {
+	t.Helper()
+	g := aggregate.New(aggregate.Options{Logger: zerolog.New(&logs{})})
+	r := supervisor.NewRemote(catalog.ServerSpec{Name: "rm", Kind: catalog.KindRemote, URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer " + token}},
+		supervisor.RemoteOptions{
+			NewClient:    g.NewClient,
+			Intercept:    g.Intercept,
+			ServeRequest: g.ServeRequest,
+			OnReady: func(ctx context.Context, r *supervisor.Remote, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
+				return g.Sync(ctx, r.Name(), cs, raw)
+			},
+		})
+	g.Add(r)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	if err := r.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	g.Open()
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
+	t.Cleanup(func() {
+		for ss := range g.Server().Sessions() {
+			ss.Close()
+		}
+		srv.Close()
+		cancel()
+		<-done
+	})
+	return srv.URL
+}
+
+// TestRemoteProgressArrivesBeforeResult: every progress notification of a
+// call to a remote server reaches the agent before the call's result, as
+// for stdio servers.
+func TestRemoteProgressArrivesBeforeResult(t *testing.T) {
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
+	url := startRemoteGateway(t, rem, "tok")
+	sid := rawInitialize(t, url)
+	for i := range 30 {
+		events := rawCall(t, url, sid, i+10, `{"name":"progress","arguments":{"steps":3},"_meta":{"progressToken":"p`+strconv.Itoa(i)+`"}}`)
+		var kinds []string
+		for _, e := range events {
+			switch {
+			case strings.Contains(e, `"method":"notifications/progress"`):
+				kinds = append(kinds, "progress")
+			case strings.Contains(e, `"result"`):
+				kinds = append(kinds, "result")
+			}
+		}
+		if !slices.Equal(kinds, []string{"progress", "progress", "progress", "result"}) {
+			t.Fatalf("run %d: stream order %v, want 3 progress then the result", i, kinds)
+		}
+	}
 }
