@@ -158,9 +158,9 @@ func (r *Remote) Run(ctx context.Context) {
 // connection fails (its standalone SSE stream could not be resumed, or a
 // request met 404) or when a call finds it broken.
 type remoteSession struct {
-	cs   *mcp.ClientSession
-	rt   *remoteTransport
-	raw  *remoteRaw // for raw requests, beside cs
+	cs  *mcp.ClientSession
+	rt  *remoteTransport
+	raw *remoteRaw // for raw requests, beside cs
 	// ended is closed when the SDK connection is over; waitErr says why.
 	ended   chan struct{}
 	waitErr error

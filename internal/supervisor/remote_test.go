@@ -300,7 +300,9 @@ func TestRemoteUnreachable(t *testing.T) {
 func TestRemoteOnReadyError(t *testing.T) {
 	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
 	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
-		OnReady: func(context.Context, *Remote, *mcp.ClientSession, RoundTrip) error { return errors.New("list tools: boom") },
+		OnReady: func(context.Context, *Remote, *mcp.ClientSession, RoundTrip) error {
+			return errors.New("list tools: boom")
+		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
