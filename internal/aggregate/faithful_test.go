@@ -300,3 +300,122 @@ func TestRemoteProgressArrivesBeforeResult(t *testing.T) {
 		}
 	}
 }
+
+// sessionOf returns the gateway's session with id sid.
+func sessionOf(t *testing.T, g *aggregate.Gateway, sid string) *mcp.ServerSession {
+	t.Helper()
+	for ss := range g.Server().Sessions() {
+		if ss.ID() == sid {
+			return ss
+		}
+	}
+	t.Fatalf("no session %s", sid)
+	return nil
+}
+
+// TestTasksRoutedToTheirServer: task-augmented calls and the tasks/*
+// methods reach the server that made the task; the two servers' task ids
+// (both "1") do not collide; a session sees and reaches only its own tasks;
+// the tasks capability is advertised; status notifications reach the
+// session with the exported id.
+func TestTasksRoutedToTheirServer(t *testing.T) {
+	url, _, g := startGatewayG(t, map[string]fixture.Options{"a": {Name: "a", Tasks: true}, "b": {Name: "b", Tasks: true}})
+	resp := rawPost(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(body), `"tasks":{`) {
+		t.Errorf("initialize does not advertise tasks: %s", body)
+	}
+	sid := resp.Header.Get("Mcp-Session-Id")
+	rawPost(t, url, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`).Body.Close()
+	ss := sessionOf(t, g, sid)
+
+	// The session's standalone stream, where status notifications go.
+	req, _ := http.NewRequest("GET", url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	get, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer get.Body.Close()
+	statuses := make(chan string, 8)
+	go func() {
+		sc := bufio.NewScanner(get.Body)
+		for sc.Scan() {
+			if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, "notifications/tasks/status") {
+				statuses <- d
+			}
+		}
+	}()
+
+	ctx := ctxT(t)
+	taskID := func(res json.RawMessage) string {
+		var r struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+				Status string `json:"status"`
+			} `json:"task"`
+		}
+		if err := json.Unmarshal(res, &r); err != nil || r.Task.TaskID == "" || r.Task.Status != "working" {
+			t.Fatalf("not a created task: %s %v", res, err)
+		}
+		return r.Task.TaskID
+	}
+	for _, m := range []string{"tasks/get", "tasks/list"} {
+		if !aggregate.IsTaskRequest(m, nil) {
+			t.Errorf("IsTaskRequest(%s) = false", m)
+		}
+	}
+	params := `{"name":"task_echo","arguments":{"x":1},"task":{"ttl":60000}}`
+	if !aggregate.IsTaskRequest("tools/call", json.RawMessage(params)) || aggregate.IsTaskRequest("tools/call", json.RawMessage(`{"name":"echo"}`)) {
+		t.Error("IsTaskRequest does not tell a task-augmented call")
+	}
+	resA, err := g.Task(ctx, ss, "tools/call", json.RawMessage(params))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resB, err := g.Task(ctx, ss, "tools/call", json.RawMessage(`{"name":"b_task_echo","arguments":{"y":2},"task":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := taskID(resA), taskID(resB)
+	if a == b || a == "1" || b == "1" {
+		t.Fatalf("task ids %q and %q: the servers' own ids leak or collide", a, b)
+	}
+	got, err := g.Task(ctx, ss, "tasks/get", json.RawMessage(`{"taskId":"`+b+`"}`))
+	if err != nil || !strings.Contains(string(got), `"taskId":"`+b+`"`) {
+		t.Fatalf("tasks/get: %s %v", got, err)
+	}
+	res, err := g.Task(ctx, ss, "tasks/result", json.RawMessage(`{"taskId":"`+a+`"}`))
+	if err != nil || !strings.Contains(string(res), `task result of a: {\"x\":1}`) || !strings.Contains(string(res), `/related-task":{"taskId":"`+a+`"}`) {
+		t.Fatalf("tasks/result of a: %s %v", res, err)
+	}
+	res, err = g.Task(ctx, ss, "tasks/result", json.RawMessage(`{"taskId":"`+b+`"}`))
+	if err != nil || !strings.Contains(string(res), `task result of b: {\"y\":2}`) {
+		t.Fatalf("tasks/result of b: %s %v", res, err)
+	}
+	list, err := g.Task(ctx, ss, "tasks/list", nil)
+	if err != nil || !strings.Contains(string(list), `"taskId":"`+a+`"`) || !strings.Contains(string(list), `"taskId":"`+b+`"`) {
+		t.Fatalf("tasks/list: %s %v", list, err)
+	}
+	for range 2 {
+		select {
+		case st := <-statuses:
+			if !strings.Contains(st, `"taskId":"`+a+`"`) && !strings.Contains(st, `"taskId":"`+b+`"`) {
+				t.Errorf("status notification without an exported id: %s", st)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notifications/tasks/status on the session's stream")
+		}
+	}
+
+	other := sessionOf(t, g, rawInitialize(t, url))
+	if list, err := g.Task(ctx, other, "tasks/list", nil); err != nil || string(list) != `{"tasks":[]}` {
+		t.Errorf("another session's tasks/list: %s %v", list, err)
+	}
+	if _, err := g.Task(ctx, other, "tasks/get", json.RawMessage(`{"taskId":"`+a+`"}`)); err == nil {
+		t.Error("another session reached this session's task")
+	}
+}

@@ -75,6 +75,7 @@ type Gateway struct {
 	icpt     *intercept.Engine
 
 	calls    *inflight // forwarded calls, for routing what servers send back
+	tasks    *taskTable
 	progress *progressMap
 	subs     *subscriptions
 
@@ -91,8 +92,9 @@ type Gateway struct {
 	upstreams     map[string]Upstream
 	clients       map[string]*mcp.Client // per server, for roots
 	caps          map[string]*mcp.ServerCapabilities
-	instructions  map[string]string  // per server, as its initialize said
-	raws          map[string]rawConn // per server, its latest start's
+	instructions  map[string]string          // per server, as its initialize said
+	taskCaps      map[string]json.RawMessage // per server, its tasks capability if any
+	raws          map[string]rawConn         // per server, its latest start's
 	tools         *named[*mcp.Tool]
 	prompts       *named[*mcp.Prompt]
 	res           *resourceSet
@@ -136,6 +138,8 @@ func New(opts Options) *Gateway {
 		clients:      make(map[string]*mcp.Client),
 		caps:         make(map[string]*mcp.ServerCapabilities),
 		instructions: make(map[string]string),
+		taskCaps:     make(map[string]json.RawMessage),
+		tasks:        newTaskTable(),
 		raws:         make(map[string]rawConn),
 		tools: newNamed(func(t *mcp.Tool) string { return t.Name },
 			func(t *mcp.Tool, name string) *mcp.Tool { c := *t; c.Name = name; return &c }),
@@ -284,6 +288,7 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	}
 	g.caps[server] = caps
 	g.instructions[server] = cs.InitializeResult().Instructions
+	g.taskCaps[server] = tasksCapability(g.upstreams[server])
 	g.raws[server] = rawConn{cs, raw}
 	g.tools.setServer(server, tools, rawTools)
 	g.rebuildLocked(true, false, false)
@@ -478,7 +483,7 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		if err == nil {
-			g.advertise(res)
+			res = g.advertise(res)
 			if method == "logging/setLevel" {
 				g.pushLogLevel(ctx, req)
 			}
@@ -490,13 +495,16 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // advertise replaces the capabilities in an initialize or discover result
 // with the union of what the upstreams offer, so that an agent sees the
 // prompts capability only if some server has prompts, and so on.
-func (g *Gateway) advertise(res mcp.Result) {
+func (g *Gateway) advertise(res mcp.Result) mcp.Result {
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
 		r.Capabilities, r.Instructions = g.capabilities(), g.mergedInstructions()
+		return g.withTasks(res)
 	case *mcp.DiscoverResult:
 		r.Capabilities, r.Instructions = g.capabilities(), g.mergedInstructions()
+		return g.withTasks(res)
 	}
+	return res
 }
 
 // mergedInstructions are the servers' instructions for the agent: those of

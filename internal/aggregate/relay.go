@@ -287,6 +287,9 @@ func (g *Gateway) Intercept(server string, req *jsonrpc.Request) bool {
 		}
 		g.relayLog(server, &p)
 		return true
+	case "notifications/tasks/status":
+		g.relayTaskStatus(server, req.Params)
+		return true
 	}
 	return false
 }

@@ -72,8 +72,18 @@ type Remote struct {
 	base  *http.Transport
 	where string // the URL without its query, for messages
 
-	lifecycle // mu guards cur too
+	lifecycle // mu guards cur and initRaw too
 	cur       *remoteSession
+	initRaw   json.RawMessage
+}
+
+// InitializeResultRaw is the remote's latest initialize result as it sent
+// it, with what the SDK's types leave out (the tasks capability); it is set
+// before OnReady runs.
+func (r *Remote) InitializeResultRaw() json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.initRaw
 }
 
 // NewRemote returns a supervisor for a KindRemote spec. Nothing connects
@@ -202,6 +212,9 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 		return nil, r.clean(r.describe(sess.rt, fmt.Errorf("mcp handshake: %w", err)))
 	}
 	sess.cs = cs
+	r.mu.Lock()
+	r.initRaw = sess.rt.initializeResult()
+	r.mu.Unlock()
 	sess.raw = &remoteRaw{url: r.spec.URL, client: client, cs: cs}
 	if f := r.opts.Intercept; f != nil {
 		sess.raw.intercept = func(n *jsonrpc.Request) bool { return f(r.spec.Name, n) }
@@ -391,9 +404,57 @@ type remoteTransport struct {
 	gone    func(status int)
 
 	mu        sync.Mutex
-	status    int   // status of the last non-2xx response, 0 if none
-	err       error // error of the last failed round trip, nil if none
-	goneSince int   // the status that said the session is gone, 0 if none
+	status    int      // status of the last non-2xx response, 0 if none
+	err       error    // error of the last failed round trip, nil if none
+	goneSince int      // the status that said the session is gone, 0 if none
+	initBody  *capture // the initialize response, as the remote sent it
+}
+
+// capture keeps the first bytes read from a response body.
+type capture struct {
+	io.ReadCloser
+	mu  sync.Mutex
+	buf []byte
+}
+
+const captureMax = 1 << 20
+
+func (c *capture) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.mu.Lock()
+	if room := captureMax - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(n, room)]...)
+	}
+	c.mu.Unlock()
+	return n, err
+}
+
+// initializeResult finds the initialize result in what the remote sent in
+// answer to initialize (a JSON body or an SSE stream).
+func (t *remoteTransport) initializeResult() json.RawMessage {
+	t.mu.Lock()
+	c := t.initBody
+	t.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	body := bytes.Clone(c.buf)
+	c.mu.Unlock()
+	candidates := [][]byte{body}
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok {
+			candidates = append(candidates, bytes.TrimSpace(v))
+		}
+	}
+	for _, c := range candidates {
+		if msg, err := jsonrpc.DecodeMessage(c); err == nil {
+			if r, ok := msg.(*jsonrpc.Response); ok && r.Result != nil {
+				return r.Result
+			}
+		}
+	}
+	return nil
 }
 
 func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -410,6 +471,15 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header["Idempotency-Key"] = nil
 	}
 	resp, err := t.base.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
+		// The initialize request: keep its answer, for what the SDK's
+		// types leave out.
+		c := &capture{ReadCloser: resp.Body}
+		resp.Body = c
+		t.mu.Lock()
+		t.initBody = c
+		t.mu.Unlock()
+	}
 	if req.Method == http.MethodDelete {
 		return resp, err // the end of a session says nothing about the remote
 	}

@@ -111,6 +111,7 @@ type Server struct {
 	lifecycle           // mu guards cur and pid too
 	cur       *instance // the live instance, when ready
 	pid       int
+	initRaw   json.RawMessage // the latest start's initialize result, as sent
 }
 
 // instance is one start of a server: its process and the session over it.
@@ -150,6 +151,15 @@ func (s *Server) Name() string { return s.spec.Name }
 
 // Spec returns the spec the server was created from.
 func (s *Server) Spec() catalog.ServerSpec { return s.spec }
+
+// InitializeResultRaw is the server's latest initialize result as it sent
+// it, with what the SDK's types leave out (the tasks capability); it is set
+// before OnReady runs.
+func (s *Server) InitializeResultRaw() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initRaw
+}
 
 // Status is a snapshot of a server for /health. It never holds envs or
 // config values: /health is served without a token.
@@ -337,6 +347,9 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 		return nil, withTail(fmt.Errorf("mcp handshake: %w", err), proc.tail.last(5))
 	}
 	inst := &instance{proc: proc, cs: cs, conn: t.conn, ended: make(chan struct{})}
+	s.mu.Lock()
+	s.initRaw = t.conn.initializeResult()
+	s.mu.Unlock()
 	go func() {
 		_ = cs.Wait()
 		close(inst.ended)

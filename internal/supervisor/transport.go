@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -68,6 +69,11 @@ type lineConn struct {
 	intercept func(*jsonrpc.Request) bool
 	raw       *rawCalls
 	served    *served
+	// The initialize request's id, and its result as the server sent it
+	// (what the SDK's types do not hold, such as the tasks capability).
+	initMu     sync.Mutex
+	initID     jsonrpc.ID
+	initResult json.RawMessage
 
 	wmu sync.Mutex // serializes writes so each message is one line
 	w   io.WriteCloser
@@ -117,8 +123,22 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if c.raw.deliver(msg) || c.served.take(msg) {
 			continue
 		}
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			c.initMu.Lock()
+			if c.initID.IsValid() && resp.ID == c.initID {
+				c.initResult = resp.Result
+			}
+			c.initMu.Unlock()
+		}
 		return msg, nil
 	}
+}
+
+// initializeResult is the server's initialize result as it sent it.
+func (c *lineConn) initializeResult() json.RawMessage {
+	c.initMu.Lock()
+	defer c.initMu.Unlock()
+	return c.initResult
 }
 
 func (c *lineConn) report(line []byte) {
@@ -200,6 +220,11 @@ func oversizeResponse(prefix []byte, size, max int) jsonrpc.Message {
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+		c.initMu.Lock()
+		c.initID = req.ID
+		c.initMu.Unlock()
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
