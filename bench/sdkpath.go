@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"sync/atomic"
 
@@ -20,7 +21,16 @@ const sdkPathSessions = 8
 // the SDK path also runs the request through the SDK server.
 func (b *bench) pathRuns(ctx context.Context) error {
 	b.logf("launching a gateway with 1 server for the paths rows")
-	bx, _, err := b.launch(ctx, "paths", fixtureServers(1, plainServer))
+	var env []string
+	if b.opt.profile != "" {
+		// A profile of both paths: the SDK path's frames tell them apart.
+		f, err := filepath.Abs(filepath.Join(b.opt.profile, "paths.pprof"))
+		if err != nil {
+			return err
+		}
+		env = append(env, "MCP_GATEWAY_CPUPROFILE="+f)
+	}
+	bx, _, err := b.launch(ctx, "paths", fixtureServers(1, plainServer), env...)
 	if err != nil {
 		return err
 	}
