@@ -54,12 +54,15 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	if msg == nil || sid == "" || r.Method != http.MethodPost {
 		return false
 	}
+	task := aggregate.IsTaskRequest(msg.Method, msg.Params)
 	switch msg.Method {
 	case "notifications/cancelled":
 		return f.cancel(w, sid, msg)
 	case "tools/list", "tools/call":
 	default:
-		return false
+		if !task {
+			return false
+		}
 	}
 	if len(msg.ID) == 0 || !acceptsJSON(r) || foreignHost(r) {
 		return false
@@ -79,7 +82,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return f.list(w, msg)
 	}
-	return f.call(w, r, ss, sid, msg)
+	return f.call(w, r, ss, sid, msg, task)
 }
 
 // list answers tools/list from the aggregate's encoded pages. Through the
@@ -103,7 +106,11 @@ func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
 // call forwards a tools/call as raw JSON (aggregate.CallToolRaw). The call
 // lives as long as the HTTP request, and notifications/cancelled for its id
 // ends it early, upstream too, and without an answer (cancel.go).
-func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage) bool {
+//
+// Task requests (a tools/call with "task", and tasks/*) always come here:
+// the SDK does not know the task methods and would drop "task" from a
+// call's params. They are answered by aggregate.Task.
+func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage, task bool) bool {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	key := fastCallKey{sid, string(msg.ID)}
@@ -122,7 +129,13 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		delete(f.calls, key)
 		f.mu.Unlock()
 	}()
-	res, err := f.e.agg.CallToolRaw(ctx, ss, msg.Params, f.e.sessions.hasStream(sid))
+	var res json.RawMessage
+	var err error
+	if task {
+		res, err = f.e.agg.Task(ctx, ss, msg.Method, msg.Params)
+	} else {
+		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, f.e.sessions.hasStream(sid))
+	}
 	if errors.Is(err, aggregate.ErrNeedsSession) {
 		return false
 	}
