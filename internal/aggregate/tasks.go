@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -102,6 +103,11 @@ func IsTaskRequest(method string, params json.RawMessage) bool {
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 		return true
 	case "tools/call":
+		// Most calls are not tasks: spare them the decoding (a key spelled
+		// with escapes has a backslash).
+		if !bytes.Contains(params, []byte(`"task"`)) && !bytes.Contains(params, []byte(`\`)) {
+			return false
+		}
 		var p struct {
 			Task json.RawMessage `json:"task"`
 		}
