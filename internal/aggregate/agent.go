@@ -62,7 +62,7 @@ func agentConnOf(ss *mcp.ServerSession) *agentConn {
 // request sends a request with raw params to the agent and returns its raw
 // result; an error answer comes back as a *jsonrpc.Error.
 func (a *agentConn) request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-	ac := a.call.Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(method), reflect.ValueOf(params)})[0]
+	ac := a.call.Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(method), paramsValue(params)})[0]
 	var res json.RawMessage
 	out := ac.MethodByName("Await").Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(&res)})
 	if err, _ := out[0].Interface().(error); err != nil {
@@ -76,7 +76,17 @@ func (a *agentConn) request(ctx context.Context, method string, params json.RawM
 
 // notification sends a notification with raw params to the agent.
 func (a *agentConn) notification(ctx context.Context, method string, params json.RawMessage) error {
-	out := a.notify.Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(method), reflect.ValueOf(params)})
+	out := a.notify.Call([]reflect.Value{reflect.ValueOf(ctx), reflect.ValueOf(method), paramsValue(params)})
 	err, _ := out[0].Interface().(error)
 	return err
+}
+
+// paramsValue is params as the connection's params argument: absent params
+// stay absent (a nil any), rather than becoming "params":null, which
+// clients refuse (the TypeScript SDK's drops such a roots/list unanswered).
+func paramsValue(params json.RawMessage) reflect.Value {
+	if len(params) == 0 {
+		return reflect.Zero(reflect.TypeFor[any]())
+	}
+	return reflect.ValueOf(params)
 }
