@@ -271,6 +271,11 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{}
 	}
+	// First, so that a list_changed the server sends while it is listed
+	// here (server-everything sends one at once) re-lists as this does.
+	g.mu.Lock()
+	g.raws[server] = rawConn{cs, raw}
+	g.mu.Unlock()
 	tools, rawTools, err := listTools(ctx, cs, caps, raw)
 	if err != nil {
 		return err
@@ -289,7 +294,6 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	g.caps[server] = caps
 	g.instructions[server] = cs.InitializeResult().Instructions
 	g.taskCaps[server] = tasksCapability(g.upstreams[server])
-	g.raws[server] = rawConn{cs, raw}
 	g.tools.setServer(server, tools, rawTools)
 	g.rebuildLocked(true, false, false)
 	g.mu.Unlock()
@@ -326,16 +330,6 @@ type rawConn struct {
 	raw RoundTrip
 }
 
-// rawFor returns the raw round trip of server's session cs, or nil (a
-// remote, or a session a restart has replaced).
-func (g *Gateway) rawFor(server string, cs *mcp.ClientSession) RoundTrip {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if rc := g.raws[server]; rc.cs == cs {
-		return rc.raw
-	}
-	return nil
-}
 
 // extrasTimeout bounds the background listing of one server's prompts and
 // resources, like the handshake, and the wait of requests for all of them

@@ -40,7 +40,22 @@ var ErrNeedsSession = errors.New("aggregate: the call needs the session's own st
 // an object and upstreams without raw support also go to the SDK path,
 // which owns their errors.
 func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool) (json.RawMessage, error) {
-	if !g.rawEligible(ss, hasStream) {
+	return g.callToolRaw(ctx, ss, params, hasStream, nil)
+}
+
+// CallToolStream is CallToolRaw for a caller that can also send the agent
+// notifications on the request's own response (an SSE stream it starts at
+// the first one): it takes calls with a progress token and sessions that
+// set a log level too, and sends their progress and log messages through
+// notify, each before the result, as the SDK path would on the call's
+// stream. Server requests (sampling, elicitation) still need the SDK's
+// session: a client that offers them gets ErrNeedsSession.
+func (g *Gateway) CallToolStream(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify) (json.RawMessage, error) {
+	return g.callToolRaw(ctx, ss, params, hasStream, notify)
+}
+
+func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify) (json.RawMessage, error) {
+	if !g.rawEligible(ss, hasStream, notify != nil) {
 		return nil, ErrNeedsSession
 	}
 	var p struct {
@@ -55,6 +70,7 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		return nil, ErrNeedsSession
 	}
 	name := p.Name
+	var token json.RawMessage // the caller's progress token
 	if len(p.Meta) > 0 && !bytes.Equal(p.Meta, []byte("null")) {
 		// Decoded, not searched: a key may be written with escapes
 		// ("progress\u0054oken"), and the upstream would read it as the
@@ -63,8 +79,11 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		if json.Unmarshal(p.Meta, &meta) != nil {
 			return nil, ErrNeedsSession
 		}
-		if _, ok := meta[progressKey]; ok {
-			return nil, ErrNeedsSession
+		if t, ok := meta[progressKey]; ok {
+			if notify == nil || !json.Valid(t) || bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
+				return nil, ErrNeedsSession
+			}
+			token = t
 		}
 	}
 	args := bytes.TrimSpace(p.Arguments)
@@ -100,7 +119,18 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		}
 	}
 	began := time.Now()
-	_, done := g.calls.begin(ctx, ss, server)
+	c, done := g.calls.beginNotify(ctx, ss, server, notify)
+	if token != nil {
+		// The caller's token goes upstream as one of the gateway's own
+		// (two sessions may use the same), and comes back as it was.
+		mine := g.progress.forwardRaw(token, c)
+		defer g.progress.releaseToken(mine)
+		var err error
+		if params, err = withProgressToken(params, p.Meta, mine); err != nil {
+			done()
+			return nil, ErrNeedsSession
+		}
+	}
 	res, err := up.CallRaw(ctx, "tools/call", params)
 	done()
 	if err == nil && (len(res) == 0 || res[0] != '{') {
@@ -132,7 +162,10 @@ func (g *Gateway) auditRaw(ss *mcp.ServerSession, server, tool string, began tim
 
 // rawEligible reports whether nothing the server may send during a call
 // needs the call's own stream to reach this session (see CallToolRaw).
-func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream bool) bool {
+//
+// With stream set, the caller sends the call's notifications itself, so a
+// session's log level does not matter.
+func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream, stream bool) bool {
 	ip := ss.InitializeParams()
 	if ip == nil {
 		return false
@@ -145,10 +178,23 @@ func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream bool) bool {
 			return false
 		}
 	}
+	if stream {
+		return true
+	}
 	g.mu.RLock()
 	_, logs := g.levels[ss]
 	g.mu.RUnlock()
 	return !logs
+}
+
+// withProgressToken returns params with _meta's progressToken set to mine,
+// every other byte as sent.
+func withProgressToken(params, meta json.RawMessage, mine string) (json.RawMessage, error) {
+	m, err := setString(meta, progressKey, mine)
+	if err != nil {
+		return nil, err
+	}
+	return setMember(params, "_meta", m)
 }
 
 // isErrorResult reports whether a raw CallToolResult has isError set.
@@ -162,18 +208,9 @@ func isErrorResult(res json.RawMessage) bool {
 	return json.Unmarshal(res, &r) == nil && r.IsError
 }
 
-// rename returns params with "name" set to name, the other members as sent.
+// rename returns params with "name" set to name, every other byte as sent.
 func rename(params json.RawMessage, name string) (json.RawMessage, error) {
-	var p map[string]json.RawMessage
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(name)
-	if err != nil {
-		return nil, err
-	}
-	p["name"] = b
-	return json.Marshal(p)
+	return setString(params, "name", name)
 }
 
 // forward sends a request to up and returns its result: as the bytes the

@@ -149,3 +149,16 @@ func (g *Gateway) restore(ctx context.Context, server string, cs *mcp.ClientSess
 		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: lvl})
 	}
 }
+
+// logsAt reports whether session ss gets log messages of level: it set a
+// level at most as severe (logging/setLevel). A session that set none gets
+// none, as the SDK decides for its own sessions.
+func (g *Gateway) logsAt(ss *mcp.ServerSession, level mcp.LoggingLevel) bool {
+	g.mu.RLock()
+	set, ok := g.levels[ss]
+	g.mu.RUnlock()
+	if !ok {
+		return false
+	}
+	return slices.Index(levelOrder, level) >= slices.Index(levelOrder, set)
+}
