@@ -330,7 +330,6 @@ type rawConn struct {
 	raw RoundTrip
 }
 
-
 // extrasTimeout bounds the background listing of one server's prompts and
 // resources, like the handshake, and the wait of requests for all of them
 // after Open: requests waiting for them must not hang.
