@@ -15,10 +15,12 @@ import (
 const sdkPathSessions = 8
 
 // pathRuns measures the gateway's CPU per forwarded call on each of its
-// paths, at 8 sessions against one server: the fast path (a plain call),
-// and the SDK path (a call with a progress token, whose progress must
-// travel on the call's own stream). Both relay the server's result bytes;
-// the SDK path also runs the request through the SDK server.
+// paths, at 8 sessions against one server: the fast path (a plain call,
+// served on the HTTP lane); a call with a progress token (the fast path
+// too, but off the lane: the lane cannot stream, so each such call goes
+// back to net/http); and the SDK path (a session whose client offers
+// sampling, whose requests must travel on the call's own SDK stream). All
+// relay the server's result bytes.
 func (b *bench) pathRuns(ctx context.Context) error {
 	b.logf("launching a gateway with 1 server for the paths rows")
 	var env []string
@@ -39,6 +41,20 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		return err
 	}
 	defer closeAll(css)
+	sampling := make([]*mcp.ClientSession, sdkPathSessions)
+	hc := bx.httpClient()
+	for i := range sampling {
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench-agent", Version: "1"}, &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return nil, fmt.Errorf("not asked in the benchmark")
+			},
+		})
+		tr := &mcp.StreamableClientTransport{Endpoint: "http://" + bx.addr + "/mcp", HTTPClient: hc}
+		if sampling[i], err = client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: bx.protocol}); err != nil {
+			return fmt.Errorf("connect to gateway: %w", err)
+		}
+	}
+	defer closeAll(sampling)
 	var token atomic.Int64
 	progressCall := func(cs *mcp.ClientSession) call {
 		const text = "the quick brown fox jumps over the lazy dog"
@@ -54,14 +70,16 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		}
 	}
 	for _, path := range []struct {
-		name string
-		call func(*mcp.ClientSession) call
+		name     string
+		call     func(*mcp.ClientSession) call
+		sessions []*mcp.ClientSession
 	}{
-		{"fast path (plain call)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }},
-		{"SDK path (call with a progress token)", progressCall},
+		{"fast path (plain call)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, css},
+		{"call with a progress token", progressCall, css},
+		{"SDK path (client offers sampling)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, sampling},
 	} {
-		workers := make([]call, len(css))
-		for i, cs := range css {
+		workers := make([]call, len(path.sessions))
+		for i, cs := range path.sessions {
 			workers[i] = path.call(cs)
 		}
 		if _, err := drive(ctx, workers, 0, warmupCalls); err != nil {

@@ -50,8 +50,24 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 // notify, each before the result, as the SDK path would on the call's
 // stream. Server requests (sampling, elicitation) still need the SDK's
 // session: a client that offers them gets ErrNeedsSession.
-func (g *Gateway) CallToolStream(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify) (json.RawMessage, error) {
+//
+// needed, if not nil, is set when the call could send notifications (it has
+// a progress token, or the session set a log level), whether or not any
+// came: the caller may keep such a client's connection where it can stream.
+func (g *Gateway) CallToolStream(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify, needed *bool) (json.RawMessage, error) {
+	if needed != nil {
+		g.mu.RLock()
+		_, logs := g.levels[ss]
+		g.mu.RUnlock()
+		*needed = logs || hasProgressToken(params)
+	}
 	return g.callToolRaw(ctx, ss, params, hasStream, notify)
+}
+
+// hasProgressToken is a quick look for a progress token in params; the
+// call itself decodes _meta.
+func hasProgressToken(params json.RawMessage) bool {
+	return bytes.Contains(params, []byte("progress")) || bytes.Contains(params, []byte(`\u`))
 }
 
 func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify) (json.RawMessage, error) {

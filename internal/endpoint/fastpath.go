@@ -139,16 +139,19 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		// Progress and log messages of the call go on this response,
 		// which becomes an SSE stream at the first one.
 		stream = &eventStream{w: w}
-		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, f.e.sessions.hasStream(sid), stream.send)
+		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, f.e.sessions.hasStream(sid), stream.send, &stream.needed)
 	default:
 		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, f.e.sessions.hasStream(sid))
 	}
 	if stream != nil && stream.close() {
-		// Started: the response ends the stream.
-		if err != nil {
+		// Started: the response ends the stream (none for a call the
+		// agent cancelled).
+		switch {
+		case errors.Is(context.Cause(ctx), errCancelledByAgent):
+		case err != nil:
 			b, _ := json.Marshal(callError(ctx, r, err))
 			stream.final(msg.ID, "error", b)
-		} else {
+		default:
 			stream.final(msg.ID, "result", res)
 		}
 		return true
@@ -160,6 +163,12 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		noAnswer(w)
 		return true
 	}
+	if stream != nil && stream.needed {
+		// A call that could have streamed keeps its connection off the
+		// lane, which cannot stream: the client's next such call would
+		// only come back (a round trip through net/http each time).
+		w = noTakeover{w}
+	}
 	if err != nil {
 		writeError(w, msg.ID, callError(ctx, r, err))
 		return true
@@ -167,6 +176,9 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	writeResult(w, msg.ID, res)
 	return true
 }
+
+// noTakeover hides the lane's takeover from a response (offerResponse).
+type noTakeover struct{ http.ResponseWriter }
 
 // callError is the JSON-RPC error of a failed fast-path call.
 func callError(ctx context.Context, r *http.Request, err error) *jsonrpc.Error {
@@ -186,6 +198,7 @@ func callError(ctx context.Context, r *http.Request, err error) *jsonrpc.Error {
 // that sends nothing is answered with plain JSON, as before.
 type eventStream struct {
 	w       http.ResponseWriter
+	needed  bool // the call could send notifications (CallToolStream)
 	mu      sync.Mutex
 	started bool
 	closed  bool
