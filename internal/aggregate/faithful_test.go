@@ -227,7 +227,8 @@ func TestElicitationRelayedAsSent(t *testing.T) {
 
 // TestRootsOutsideACall: a server that asks roots/list outside any call (at
 // start, or after roots/list_changed, as server-filesystem does) gets the
-// roots of the only agent session connected.
+// roots of the only agent session connected; an agent with roots arriving
+// makes the servers ask again.
 func TestRootsOutsideACall(t *testing.T) {
 	url, log := startGateway(t, map[string]fixture.Options{"a": {}})
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
@@ -237,6 +238,11 @@ func TestRootsOutsideACall(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cs.Close()
+	// The server asked at its start, before any agent; the agent's arrival
+	// makes it ask again.
+	waitFor(t, "the server to get the roots of the agent that connected", func() bool {
+		return strings.Contains(log.String(), "fixture: roots now [file:///work/one]")
+	})
 	c.AddRoots(&mcp.Root{URI: "file:///work/two", Name: "two"})
 	waitFor(t, "the server to get the agent's roots", func() bool {
 		return strings.Contains(log.String(), "fixture: roots now [file:///work/one file:///work/two]")

@@ -166,6 +166,15 @@ func New(opts Options) *Gateway {
 		SubscribeHandler:        g.subscribe,
 		UnsubscribeHandler:      g.unsubscribe,
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { g.rootsChanged() },
+		// Servers ask for roots when the gateway starts them, before any
+		// agent is there, and get none; some (server-filesystem) never ask
+		// again. An agent with roots arriving is a change of the roots
+		// they would get (see rootsRaw): they are told, and ask again.
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
+			if ip := req.Session.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.RootsV2 != nil {
+				g.rootsChanged()
+			}
+		},
 	})
 	g.announce(true, true, true)
 	// Requests are answered by middleware rather than Server.AddTool and
