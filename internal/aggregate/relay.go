@@ -345,6 +345,16 @@ func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams, raw json.RawM
 		}
 		return
 	}
+	if a := agentConnOf(r.call.ss); a != nil && raw != nil {
+		// As the server sent it, with the caller's token, on the call's
+		// stream (the SDK's NotifyProgress would encode it anew).
+		if tok, err := json.Marshal(r.token); err == nil {
+			if out, err := setMember(raw, progressKey, tok); err == nil {
+				_ = a.notification(r.call.ctx, "notifications/progress", out)
+				return
+			}
+		}
+	}
 	out := *p
 	out.ProgressToken = r.token
 	_ = r.call.ss.NotifyProgress(r.call.ctx, &out)
@@ -379,12 +389,27 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 		}
 		return
 	}
+	// As the server sent it, tagged, when it came raw; the gateway applies
+	// each session's level as the SDK's Log would.
+	var tagged json.RawMessage
+	if raw != nil {
+		tagged, _ = setString(raw, "logger", out.Logger)
+	}
+	send := func(ctx context.Context, ss *mcp.ServerSession) {
+		if a := agentConnOf(ss); a != nil && tagged != nil {
+			if g.logsAt(ss, out.Level) {
+				_ = a.notification(ctx, "notifications/message", tagged)
+			}
+			return
+		}
+		_ = ss.Log(ctx, &out)
+	}
 	if c != nil && c.ss != nil && c.ctx.Err() == nil {
-		_ = c.ss.Log(c.ctx, &out)
+		send(c.ctx, c.ss)
 		return
 	}
 	for ss := range g.server.Sessions() {
-		_ = ss.Log(context.Background(), &out)
+		send(context.Background(), ss)
 	}
 }
 

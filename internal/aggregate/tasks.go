@@ -274,8 +274,12 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 	g.mu.RUnlock()
 	var items []json.RawMessage
 	var errs []error
+	var only json.RawMessage // the one server's first page, when one has tasks
 	for _, up := range ups {
-		tasks, err := allTasks(ctx, up)
+		tasks, first, err := allTasks(ctx, up)
+		if len(ups) == 1 {
+			only = first
+		}
 		if err != nil {
 			errs = append(errs, upstreamError(up.Name(), err))
 			continue
@@ -299,30 +303,46 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 	if len(items) == 0 && len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	return encodeList("tasks", items, ""), nil
+	list := encodeList("tasks", items, "")
+	if only != nil && !bytes.Contains(only, []byte(`"nextCursor"`)) {
+		// One server, one page: its result as it sent it (its _meta), with
+		// the session's tasks.
+		var page struct {
+			Tasks json.RawMessage `json:"tasks"`
+		}
+		if json.Unmarshal(list, &page) == nil {
+			if out, err := setMember(only, "tasks", page.Tasks); err == nil {
+				return out, nil
+			}
+		}
+	}
+	return list, nil
 }
 
-// allTasks returns every task a server lists, all pages, as raw JSON.
-func allTasks(ctx context.Context, up Upstream) ([]json.RawMessage, error) {
-	var all []json.RawMessage
+// allTasks returns every task a server lists, all pages, as raw JSON, and
+// its first page's result.
+func allTasks(ctx context.Context, up Upstream) (all []json.RawMessage, first json.RawMessage, err error) {
 	seen := make(map[string]bool)
 	params := json.RawMessage(`{}`)
 	for {
 		res, err := callRaw(ctx, up, "tasks/list", params)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if first == nil {
+			first = res
 		}
 		page, next, err := itemsOf(res, "tasks")
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		all = append(all, page...)
 		if next == "" || seen[next] {
-			return all, nil
+			return all, first, nil
 		}
 		seen[next] = true
 		if params, err = json.Marshal(map[string]string{"cursor": next}); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 }
@@ -420,7 +440,17 @@ func (g *Gateway) relayTaskStatus(server string, params json.RawMessage) {
 	}
 	id, r, ok := g.tasks.exported(server, t.TaskID)
 	if !ok {
-		return
+		// A status sent before the call that made the task has its
+		// answer: the task is that call's, which is in flight.
+		c, _ := g.calls.latest(server)
+		g.mu.RLock()
+		up := g.upstreams[server]
+		g.mu.RUnlock()
+		if c == nil || c.ss == nil || up == nil {
+			return
+		}
+		id = g.tasks.export(up, t.TaskID, c.ss)
+		r = taskRoute{up: up, orig: t.TaskID, session: c.ss}
 	}
 	p, err := setString(params, "taskId", id)
 	if err != nil {
