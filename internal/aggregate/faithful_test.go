@@ -287,7 +287,7 @@ func startRemoteGateway(t *testing.T, rem *fixture.Remote, token string) string 
 // call to a remote server reaches the agent before the call's result, as
 // for stdio servers.
 func TestRemoteProgressArrivesBeforeResult(t *testing.T) {
-	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok", Progress: true})
 	url := startRemoteGateway(t, rem, "tok")
 	sid := rawInitialize(t, url)
 	for i := range 30 {
