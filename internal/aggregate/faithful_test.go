@@ -230,7 +230,7 @@ func TestElicitationRelayedAsSent(t *testing.T) {
 // roots of the only agent session connected; an agent with roots arriving
 // makes the servers ask again.
 func TestRootsOutsideACall(t *testing.T) {
-	url, log := startGateway(t, map[string]fixture.Options{"a": {}})
+	url, log := startGateway(t, map[string]fixture.Options{"a": {AskRoots: true}})
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
 	c.AddRoots(&mcp.Root{URI: "file:///work/one", Name: "one"})
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)

@@ -92,9 +92,10 @@ type Gateway struct {
 	upstreams     map[string]Upstream
 	clients       map[string]*mcp.Client // per server, for roots
 	caps          map[string]*mcp.ServerCapabilities
-	instructions  map[string]string          // per server, as its initialize said
-	taskCaps      map[string]json.RawMessage // per server, its tasks capability if any
-	raws          map[string]rawConn         // per server, its latest start's
+	instructions  map[string]string             // per server, as its initialize said
+	taskCaps      map[string]json.RawMessage    // per server, its tasks capability if any
+	reachable     func(*mcp.ServerSession) bool // see SetReachable
+	raws          map[string]rawConn            // per server, its latest start's
 	tools         *named[*mcp.Tool]
 	prompts       *named[*mcp.Prompt]
 	res           *resourceSet
@@ -170,11 +171,7 @@ func New(opts Options) *Gateway {
 		// agent is there, and get none; some (server-filesystem) never ask
 		// again. An agent with roots arriving is a change of the roots
 		// they would get (see rootsRaw): they are told, and ask again.
-		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) {
-			if ip := req.Session.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.RootsV2 != nil {
-				g.rootsChanged()
-			}
-		},
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { g.AgentReachable(req.Session) },
 	})
 	g.announce(true, true, true)
 	// Requests are answered by middleware rather than Server.AddTool and

@@ -144,7 +144,23 @@ func (g *Gateway) rootsRaw(ctx context.Context, server string, params json.RawMe
 	if n != 1 || only.InitializeParams() == nil || !hasRoots(only) {
 		return empty, nil
 	}
+	g.mu.RLock()
+	reachable := g.reachable
+	g.mu.RUnlock()
+	if reachable != nil && !reachable(only) {
+		return empty, nil // no stream to ask it on: a request would wait in vain
+	}
 	ctx, cancel := context.WithTimeout(ctx, rootsWait)
 	defer cancel()
 	return g.ask(ctx, context.Background(), only, "roots/list", params)
+}
+
+// SetReachable tells the gateway how to know whether an agent session can
+// be sent a request outside any call (over HTTP: it holds a standalone GET
+// stream open). Without it, every session can (stdio). Call it before
+// serving.
+func (g *Gateway) SetReachable(f func(*mcp.ServerSession) bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reachable = f
 }

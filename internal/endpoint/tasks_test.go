@@ -1,10 +1,14 @@
 package endpoint
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
@@ -49,4 +53,25 @@ func TestTasksThroughTheEndpoint(t *testing.T) {
 			t.Errorf("caps %s: tasks/cancel: %s", caps, got)
 		}
 	}
+}
+
+// TestRootsWhenTheAgentArrives: a server asks for roots at its start,
+// before any agent, and gets none. An agent with roots arriving over HTTP
+// makes it ask again once the agent's standalone stream is open (where a
+// request outside any call reaches it), and it gets that agent's roots.
+func TestRootsWhenTheAgentArrives(t *testing.T) {
+	logs := &syncBuffer{}
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 0), logs, fixtureSpec("a", fixture.Options{Name: "a", AskRoots: true}))
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file:///agent/project", Name: "project"})
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	waitFor(t, 20*time.Second, "the server to get the agent's roots", func() bool {
+		return strings.Contains(logs.String(), "fixture: roots now [file:///agent/project]")
+	})
 }
