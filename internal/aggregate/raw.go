@@ -118,11 +118,14 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 	}
 	server := r.up.Name()
 	if g.hooked(server, r.name) {
+		if token != nil {
+			return nil, ErrNeedsSession // the SDK path maps its token
+		}
 		if bytes.Equal(args, []byte("null")) {
 			args = nil
 		}
 		began := time.Now()
-		_, done := g.calls.begin(ctx, ss, server)
+		_, done := g.calls.beginNotify(ctx, ss, server, notify)
 		res, trace, err := g.callToolRawHooked(ctx, ss, up, r, name, args, p.Meta)
 		done()
 		g.auditRaw(ss, server, name, began, len(args), res, err, trace)
