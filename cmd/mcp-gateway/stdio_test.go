@@ -96,12 +96,15 @@ func TestStdioPrintfSmoke(t *testing.T) {
 	var init struct {
 		Result struct {
 			Capabilities json.RawMessage `json:"capabilities"`
+			Instructions json.RawMessage `json:"instructions"`
 		} `json:"result"`
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &init); err != nil {
 		t.Fatal(err)
 	}
+	// The built-in server's instructions, passed on (checked in aggregate).
 	want := `{"jsonrpc":"2.0","id":1,"result":{"capabilities":` + string(init.Result.Capabilities) +
+		`,"instructions":` + string(init.Result.Instructions) +
 		`,"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-gateway","version":"dev"}}}`
 	if lines[0] != want {
 		t.Errorf("initialize answer\n got %s\nwant %s", lines[0], want)
