@@ -96,6 +96,7 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 		CloneBaseURL: os.Getenv("MCP_GATEWAY_GITHUB_BASE_URL"),
 		NewClient:    g.agg.NewClient,
 		Intercept:    g.agg.Intercept,
+		ServeRequest: g.agg.ServeRequest,
 		OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
 			return g.agg.Sync(ctx, s.Name(), cs, raw)
 		},
@@ -103,10 +104,12 @@ func newGateway(set *settings, specs []catalog.ServerSpec, token string, log zer
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: set.MaxBackoff},
 	}
 	remoteOpts := supervisor.RemoteOptions{
-		Logger:    log,
-		NewClient: g.agg.NewClient,
-		OnReady: func(ctx context.Context, r *supervisor.Remote, cs *mcp.ClientSession) error {
-			return g.agg.Sync(ctx, r.Name(), cs, nil) // no raw requests to a remote
+		Logger:       log,
+		NewClient:    g.agg.NewClient,
+		Intercept:    g.agg.Intercept,
+		ServeRequest: g.agg.ServeRequest,
+		OnReady: func(ctx context.Context, r *supervisor.Remote, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
+			return g.agg.Sync(ctx, r.Name(), cs, raw)
 		},
 		Redact:        red.String,
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: set.MaxBackoff},

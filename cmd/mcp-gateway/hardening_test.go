@@ -174,7 +174,13 @@ func initSession(t *testing.T, sb *testbox, version string) string {
 // initSessionWith initializes a session whose client calls itself clientInfo.
 func initSessionWith(t *testing.T, sb *testbox, version, clientInfo string) string {
 	t.Helper()
-	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":` + clientInfo + `}}`
+	return initSessionCaps(t, sb, version, clientInfo, `{}`)
+}
+
+// initSessionCaps initializes a session whose client declares caps.
+func initSessionCaps(t *testing.T, sb *testbox, version, clientInfo, caps string) string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":` + caps + `,"clientInfo":` + clientInfo + `}}`
 	resp, rs := roundTrip(t, sb, post(sb, "", "", body))
 	sid := resp.Header.Get("Mcp-Session-Id")
 	if resp.StatusCode != http.StatusOK || len(rs) != 1 || rs[0].Error != nil || sid == "" {
@@ -563,14 +569,14 @@ func TestSessionBoundsRefuse(t *testing.T) {
 	}
 }
 
-// TestHungUpCallsStillCount: a call that takes the SDK's path (it asks for
-// progress) runs on after its client hangs up, and the SDK keeps it until
-// it ends: such calls still count against --max-session-requests, so
+// TestHungUpCallsStillCount: a call that takes the SDK's path (its client
+// offers sampling) runs on after its client hangs up, and the SDK keeps it
+// until it ends: such calls still count against --max-session-requests, so
 // hanging up cannot pile them up.
 func TestHungUpCallsStillCount(t *testing.T) {
 	sb := hardenedBox(t, "--max-session-requests", "2")
 	const v = "2025-11-25"
-	sid := initSession(t, sb, v)
+	sid := initSessionCaps(t, sb, v, `{"name":"raw","version":"1"}`, `{"sampling":{}}`)
 	sleep := func(id string, ms int) string {
 		return post(sb, sid, v, fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d},"_meta":{"progressToken":%q}}}`, id, ms, id))
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/logfile"
 )
 
@@ -103,6 +104,12 @@ func (g *gateway) runStdio(ctx context.Context, in io.Reader, out io.Writer) err
 	t := &drainTransport{
 		inner: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}},
 		grace: g.set.ShutdownGrace,
+		task: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+			for ss := range g.agg.Server().Sessions() { // stdio has one
+				return g.agg.Task(ctx, ss, method, params)
+			}
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not initialized"}
+		},
 	}
 	err = g.agg.Server().Run(ctx, t)
 	if ctx.Err() == nil {
@@ -129,9 +136,13 @@ func (nopWriteCloser) Close() error { return nil }
 // `printf '<initialize>\n<tools/list>\n' | mcp-gateway stdio` would print
 // only the first answer, or none. Its connection holds EOF back until every
 // request read so far has its response written, or grace has passed.
+//
+// It also answers task requests (aggregate.IsTaskRequest) with task, as the
+// HTTP endpoint does: the SDK's server does not know them.
 type drainTransport struct {
 	inner mcp.Transport
 	grace time.Duration
+	task  func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 }
 
 func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -139,13 +150,14 @@ func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{Connection: c, grace: t.grace, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{},
+	return &drainConn{Connection: c, grace: t.grace, task: t.task, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{},
 		changed: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
 type drainConn struct {
 	mcp.Connection
 	grace time.Duration
+	task  func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 	mu        sync.Mutex
 	pending   map[jsonrpc.ID]bool // calls read and not yet answered
@@ -162,6 +174,24 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.drain(ctx)
 		}
 		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.task != nil && aggregate.IsTaskRequest(req.Method, req.Params) {
+		c.mu.Lock()
+		c.pending[req.ID] = true
+		c.mu.Unlock()
+		go func() {
+			res, err := c.task(context.WithoutCancel(ctx), req.Method, req.Params)
+			resp := &jsonrpc.Response{ID: req.ID, Result: res}
+			if err != nil {
+				var wire *jsonrpc.Error
+				if !errors.As(err, &wire) {
+					wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+				}
+				resp.Result, resp.Error = nil, wire
+			}
+			_ = c.Write(context.Background(), resp)
+		}()
+		return c.Read(ctx)
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		c.mu.Lock()

@@ -96,12 +96,15 @@ func TestStdioPrintfSmoke(t *testing.T) {
 	var init struct {
 		Result struct {
 			Capabilities json.RawMessage `json:"capabilities"`
+			Instructions json.RawMessage `json:"instructions"`
 		} `json:"result"`
 	}
 	if err := json.Unmarshal([]byte(lines[0]), &init); err != nil {
 		t.Fatal(err)
 	}
+	// The built-in server's instructions, passed on (checked in aggregate).
 	want := `{"jsonrpc":"2.0","id":1,"result":{"capabilities":` + string(init.Result.Capabilities) +
+		`,"instructions":` + string(init.Result.Instructions) +
 		`,"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-gateway","version":"dev"}}}`
 	if lines[0] != want {
 		t.Errorf("initialize answer\n got %s\nwant %s", lines[0], want)
@@ -374,5 +377,43 @@ func TestStdioCancelledCallGetsNoAnswer(t *testing.T) {
 	send(`{"jsonrpc":"2.0","id":5,"method":"ping"}`)
 	if ids := answers("4", "5"); !slices.Equal(slices.Sorted(slices.Values(ids)), []string{"4", "5"}) {
 		t.Errorf("responses after the cancellations have ids %v, want [4 5] (none for the cancelled 2 and \"p-3\")", ids)
+	}
+}
+
+// TestStdioTasks: in stdio mode, a task-augmented call and tasks/list reach
+// the server (the SDK's server knows neither), with the gateway's task id.
+func TestStdioTasks(t *testing.T) {
+	dir := t.TempDir()
+	cfg := mcpConfig(t, map[string]any{
+		"a": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "a", Tools: []string{"echo"}, Tasks: true})},
+	})
+	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg, "--log-file", filepath.Join(dir, "stdio.log"),
+		"--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_echo","arguments":{},"task":{}}}`,
+	}, "\n") + "\n")
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { killSession(cmd.Process.Pid) })
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"tasks":{`) {
+		t.Fatalf("want the initialize answer, with tasks, and the call's:\n%s", stdout.String())
+	}
+	var created struct {
+		ID     int `json:"id"`
+		Result struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &created); err != nil || created.ID != 2 || !strings.HasPrefix(created.Result.Task.TaskID, "task-") {
+		t.Errorf("task-augmented call answered %s", lines[1])
 	}
 }

@@ -75,6 +75,7 @@ type Gateway struct {
 	icpt     *intercept.Engine
 
 	calls    *inflight // forwarded calls, for routing what servers send back
+	tasks    *taskTable
 	progress *progressMap
 	subs     *subscriptions
 
@@ -91,7 +92,10 @@ type Gateway struct {
 	upstreams     map[string]Upstream
 	clients       map[string]*mcp.Client // per server, for roots
 	caps          map[string]*mcp.ServerCapabilities
-	raws          map[string]rawConn // per server, its latest start's
+	instructions  map[string]string             // per server, as its initialize said
+	taskCaps      map[string]json.RawMessage    // per server, its tasks capability if any
+	reachable     func(*mcp.ServerSession) bool // see SetReachable
+	raws          map[string]rawConn            // per server, its latest start's
 	tools         *named[*mcp.Tool]
 	prompts       *named[*mcp.Prompt]
 	res           *resourceSet
@@ -123,18 +127,21 @@ func New(opts Options) *Gateway {
 		opts.Version = "dev"
 	}
 	g := &Gateway{
-		log:       opts.Logger,
-		pageSize:  opts.PageSize,
-		version:   opts.Version,
-		audit:     opts.Audit,
-		icpt:      opts.Interceptors,
-		calls:     newInflight(),
-		progress:  newProgressMap(),
-		subs:      newSubscriptions(),
-		upstreams: make(map[string]Upstream),
-		clients:   make(map[string]*mcp.Client),
-		caps:      make(map[string]*mcp.ServerCapabilities),
-		raws:      make(map[string]rawConn),
+		log:          opts.Logger,
+		pageSize:     opts.PageSize,
+		version:      opts.Version,
+		audit:        opts.Audit,
+		icpt:         opts.Interceptors,
+		calls:        newInflight(),
+		progress:     newProgressMap(),
+		subs:         newSubscriptions(),
+		upstreams:    make(map[string]Upstream),
+		clients:      make(map[string]*mcp.Client),
+		caps:         make(map[string]*mcp.ServerCapabilities),
+		instructions: make(map[string]string),
+		taskCaps:     make(map[string]json.RawMessage),
+		tasks:        newTaskTable(),
+		raws:         make(map[string]rawConn),
 		tools: newNamed(func(t *mcp.Tool) string { return t.Name },
 			func(t *mcp.Tool, name string) *mcp.Tool { c := *t; c.Name = name; return &c }),
 		prompts: newNamed(func(p *mcp.Prompt) string { return p.Name },
@@ -160,6 +167,11 @@ func New(opts Options) *Gateway {
 		SubscribeHandler:        g.subscribe,
 		UnsubscribeHandler:      g.unsubscribe,
 		RootsListChangedHandler: func(context.Context, *mcp.RootsListChangedRequest) { g.rootsChanged() },
+		// Servers ask for roots when the gateway starts them, before any
+		// agent is there, and get none; some (server-filesystem) never ask
+		// again. An agent with roots arriving is a change of the roots
+		// they would get (see rootsRaw): they are told, and ask again.
+		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { g.AgentReachable(req.Session) },
 	})
 	g.announce(true, true, true)
 	// Requests are answered by middleware rather than Server.AddTool and
@@ -206,6 +218,7 @@ type pendingExtras struct {
 	gen  uint64 // a later start of the server supersedes this one
 	cs   *mcp.ClientSession
 	caps *mcp.ServerCapabilities
+	raw  RoundTrip
 }
 
 // openExtrasLocked names prompts and resources for the first time once the
@@ -264,7 +277,12 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{}
 	}
-	tools, err := listTools(ctx, cs, caps, raw)
+	// First, so that a list_changed the server sends while it is listed
+	// here (server-everything sends one at once) re-lists as this does.
+	g.mu.Lock()
+	g.raws[server] = rawConn{cs, raw}
+	g.mu.Unlock()
+	tools, rawTools, err := listTools(ctx, cs, caps, raw)
 	if err != nil {
 		return err
 	}
@@ -273,34 +291,34 @@ func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession
 	deferred := !g.extrasOpen
 	if deferred {
 		g.extrasGen++
-		p := &pendingExtras{gen: g.extrasGen, cs: cs, caps: caps}
+		p := &pendingExtras{gen: g.extrasGen, cs: cs, caps: caps, raw: raw}
 		g.extrasPending[server] = p
 		if g.open { // a restart between ready and the first listing
 			go g.listExtras(server, p)
 		}
 	}
 	g.caps[server] = caps
-	g.raws[server] = rawConn{cs, raw}
-	g.tools.perServer[server] = tools
+	g.instructions[server] = cs.InitializeResult().Instructions
+	g.taskCaps[server] = tasksCapability(g.upstreams[server])
+	g.tools.setServer(server, tools, rawTools)
 	g.rebuildLocked(true, false, false)
 	g.mu.Unlock()
 	if deferred {
 		g.restore(ctx, server, cs)
 		return nil
 	}
-	prompts, err := listPrompts(ctx, cs, caps)
+	prompts, rawPrompts, err := listPrompts(ctx, cs, caps, raw)
 	if err != nil {
 		return err
 	}
-	resources, templates, err := listResources(ctx, cs, caps)
+	res, err := listResources(ctx, cs, caps, raw)
 	if err != nil {
 		return err
 	}
 	g.mu.Lock()
 	delete(g.extrasPending, server) // a late first listing, superseded
-	g.prompts.perServer[server] = prompts
-	g.res.perServer[server] = resources
-	g.res.tplPerServer[server] = templates
+	g.prompts.setServer(server, prompts, rawPrompts)
+	g.res.setServer(server, res.resources, res.templates, res.raw, res.tplRaw)
 	g.rebuildLocked(false, true, true)
 	g.mu.Unlock()
 	// Resubscribe what agents subscribed to before the restart, and push
@@ -318,17 +336,6 @@ type rawConn struct {
 	raw RoundTrip
 }
 
-// rawFor returns the raw round trip of server's session cs, or nil (a
-// remote, or a session a restart has replaced).
-func (g *Gateway) rawFor(server string, cs *mcp.ClientSession) RoundTrip {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if rc := g.raws[server]; rc.cs == cs {
-		return rc.raw
-	}
-	return nil
-}
-
 // extrasTimeout bounds the background listing of one server's prompts and
 // resources, like the handshake, and the wait of requests for all of them
 // after Open: requests waiting for them must not hang.
@@ -343,8 +350,8 @@ const extrasTimeout = 30 * time.Second
 func (g *Gateway) listExtras(server string, p *pendingExtras) {
 	ctx, cancel := context.WithTimeout(context.Background(), extrasTimeout)
 	defer cancel()
-	prompts, perr := listPrompts(ctx, p.cs, p.caps)
-	resources, templates, rerr := listResources(ctx, p.cs, p.caps)
+	prompts, rawPrompts, perr := listPrompts(ctx, p.cs, p.caps, p.raw)
+	res, rerr := listResources(ctx, p.cs, p.caps, p.raw)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if cur := g.extrasPending[server]; cur == nil || cur.gen != p.gen {
@@ -359,10 +366,10 @@ func (g *Gateway) listExtras(server string, p *pendingExtras) {
 		g.log.Warn().Err(err).Str("server", server).Msg("listing prompts and resources failed; serving none for now")
 	}
 	if perr == nil {
-		g.prompts.perServer[server] = prompts
+		g.prompts.setServer(server, prompts, rawPrompts)
 	}
 	if rerr == nil {
-		g.res.perServer[server], g.res.tplPerServer[server] = resources, templates
+		g.res.setServer(server, res.resources, res.templates, res.raw, res.tplRaw)
 	}
 	delete(g.extrasPending, server)
 	if g.extrasOpen { // late, after openExtrasAnyway
@@ -475,7 +482,7 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		res, err := next(ctx, method, req)
 		if err == nil {
-			g.advertise(res)
+			res = g.advertise(res)
 			if method == "logging/setLevel" {
 				g.pushLogLevel(ctx, req)
 			}
@@ -487,13 +494,42 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // advertise replaces the capabilities in an initialize or discover result
 // with the union of what the upstreams offer, so that an agent sees the
 // prompts capability only if some server has prompts, and so on.
-func (g *Gateway) advertise(res mcp.Result) {
+func (g *Gateway) advertise(res mcp.Result) mcp.Result {
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
-		r.Capabilities = g.capabilities()
+		r.Capabilities, r.Instructions = g.capabilities(), g.mergedInstructions()
+		return g.withTasks(res)
 	case *mcp.DiscoverResult:
-		r.Capabilities = g.capabilities()
+		r.Capabilities, r.Instructions = g.capabilities(), g.mergedInstructions()
+		return g.withTasks(res)
 	}
+	return res
+}
+
+// mergedInstructions are the servers' instructions for the agent: those of
+// the only server that has any, verbatim, as the agent would get them
+// connected directly; with several, each one under a heading that names its
+// server, in server order, so the model knows which tools they are about.
+func (g *Gateway) mergedInstructions() string {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	var with []string
+	for _, s := range g.serversLocked() {
+		if g.instructions[s] != "" {
+			with = append(with, s)
+		}
+	}
+	if len(with) == 1 {
+		return g.instructions[with[0]]
+	}
+	var b strings.Builder
+	for i, s := range with {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		fmt.Fprintf(&b, "## Server %q\n\n%s", s, g.instructions[s])
+	}
+	return b.String()
 }
 
 func (g *Gateway) capabilities() *mcp.ServerCapabilities {

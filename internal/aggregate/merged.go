@@ -1,7 +1,9 @@
 package aggregate
 
 import (
+	"bytes"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"reflect"
@@ -18,8 +20,13 @@ import (
 type named[T any] struct {
 	names     *namer
 	perServer map[string][]T
-	routes    map[string]route // exported name -> owner and original name
-	list      []T
+	// raw holds, per server and original name, each item as the server
+	// listed it, for servers listed with raw requests; enc is list's
+	// items as served (nil for an item the SDK listed, encoded from T).
+	raw    map[string]map[string]json.RawMessage
+	routes map[string]route // exported name -> owner and original name
+	list   []T
+	enc    []json.RawMessage
 
 	nameOf func(T) string
 	rename func(T, string) T // returns a renamed copy
@@ -35,6 +42,7 @@ func newNamed[T any](nameOf func(T) string, rename func(T, string) T) *named[T] 
 	return &named[T]{
 		names:     newNamer(),
 		perServer: make(map[string][]T),
+		raw:       make(map[string]map[string]json.RawMessage),
 		routes:    make(map[string]route),
 		nameOf:    nameOf,
 		rename:    rename,
@@ -53,24 +61,79 @@ func (m *named[T]) rebuild(servers []string, ups map[string]Upstream) bool {
 	names := m.names.assign(present)
 	routes := make(map[string]route, len(present))
 	list := make([]T, 0, len(present))
+	enc := make([]json.RawMessage, 0, len(present))
 	for _, s := range servers {
 		for _, it := range m.perServer[s] {
 			orig := m.nameOf(it)
 			name := names[key{s, orig}]
 			routes[name] = route{up: ups[s], name: orig}
+			raw := m.raw[s][orig]
 			if name != orig {
 				it = m.rename(it, name)
+				if raw != nil {
+					var err error
+					if raw, err = setString(raw, "name", name); err != nil {
+						raw = nil // served from T, which has the new name
+					}
+				}
 			}
 			list = append(list, it)
+			enc = append(enc, raw)
 		}
 	}
 	// Compared as values, not as JSON: encoding 6,400 tools to compare
 	// them was a fifth of the gateway's CPU from launch to ready (issue 6).
 	// The two can differ only where JSON cannot tell (nil or empty), and
 	// then an agent gets one list_changed too many, never one too few.
-	changed := !reflect.DeepEqual(list, m.list)
-	m.routes, m.list = routes, list
+	// What only the raw bytes hold (a tool's execution) is compared as
+	// bytes.
+	changed := !reflect.DeepEqual(list, m.list) || !slices.EqualFunc(enc, m.enc, func(a, b json.RawMessage) bool { return bytes.Equal(a, b) })
+	m.routes, m.list, m.enc = routes, list, enc
 	return changed
+}
+
+// setServer records a server's items, and their raw forms when it was
+// listed with raw requests (raw is nil otherwise).
+func (m *named[T]) setServer(server string, items []T, raw map[string]json.RawMessage) {
+	m.perServer[server] = items
+	if raw == nil {
+		delete(m.raw, server)
+		return
+	}
+	m.raw[server] = raw
+}
+
+// page encodes one page of the merged list as a list result whose member
+// holds the items: raw items as the server listed them (renamed), others
+// encoded from their Go values.
+func (m *named[T]) page(mu *sync.RWMutex, member, cursor string, size int) (json.RawMessage, error) {
+	mu.RLock()
+	list, enc := m.list, m.enc
+	mu.RUnlock()
+	return encodePage(list, enc, member, cursor, size)
+}
+
+// encodePage cuts a page of list (enc parallel to it) and encodes it.
+func encodePage[T any](list []T, enc []json.RawMessage, member, cursor string, size int) (json.RawMessage, error) {
+	idx := make([]int, len(list))
+	for i := range idx {
+		idx[i] = i
+	}
+	page, next, err := pageOf(idx, cursor, size)
+	if err != nil {
+		return nil, err
+	}
+	items := make([]json.RawMessage, len(page))
+	for j, i := range page {
+		if i < len(enc) && enc[i] != nil {
+			items[j] = enc[i]
+			continue
+		}
+		if items[j], err = json.Marshal(list[i]); err != nil {
+			return nil, err
+		}
+	}
+	return encodeList(member, items, next), nil
 }
 
 // page returns one page of list starting at cursor, and the next cursor.
@@ -107,13 +170,4 @@ func collect[T any](seq iter.Seq2[T, error], what string) ([]T, error) {
 		items = append(items, it)
 	}
 	return items, nil
-}
-
-// servePage answers one page of a merged list: the list is read under mu,
-// and the page is cut from that snapshot.
-func servePage[T any](mu *sync.RWMutex, list *[]T, cursor string, size int) ([]T, string, error) {
-	mu.RLock()
-	l := *list
-	mu.RUnlock()
-	return pageOf(l, cursor, size)
 }

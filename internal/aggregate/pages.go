@@ -2,8 +2,6 @@ package aggregate
 
 import (
 	"encoding/json"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ToolsPage returns the result of tools/list for cursor, encoded as JSON.
@@ -14,17 +12,13 @@ import (
 func (g *Gateway) ToolsPage(cursor string) (json.RawMessage, error) {
 	g.mu.RLock()
 	page, ok := g.toolPages[cursor]
-	list := g.tools.list
+	list, enc := g.tools.list, g.tools.enc
 	version := g.toolsVersion
 	g.mu.RUnlock()
 	if ok {
 		return page, nil
 	}
-	items, next, err := pageOf(list, cursor, g.pageSize)
-	if err != nil {
-		return nil, err
-	}
-	b, err := json.Marshal(&mcp.ListToolsResult{Tools: items, NextCursor: next})
+	b, err := encodePage(list, enc, "tools", cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}

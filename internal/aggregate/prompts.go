@@ -2,33 +2,40 @@ package aggregate
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// listPrompts lists every prompt of an upstream, all pages.
-func listPrompts(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities) ([]*mcp.Prompt, error) {
+// listPrompts lists every prompt of an upstream, all pages: with raw
+// requests when the upstream takes them (raw != nil), keeping each prompt's
+// bytes by name, else through the SDK client.
+func listPrompts(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities, raw RoundTrip) ([]*mcp.Prompt, map[string]json.RawMessage, error) {
 	if caps.Prompts == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	return collect(cs.Prompts(ctx, nil), "prompts")
+	if raw != nil {
+		return listRaw(ctx, raw, "prompts/list", "prompts", func(p *mcp.Prompt) string { return p.Name })
+	}
+	prompts, err := collect(cs.Prompts(ctx, nil), "prompts")
+	return prompts, nil, err
 }
 
-func (g *Gateway) listPrompts(req *mcp.ListPromptsRequest) (*mcp.ListPromptsResult, error) {
+func (g *Gateway) listPrompts(req *mcp.ListPromptsRequest) (mcp.Result, error) {
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := servePage(&g.mu, &g.prompts.list, cursor, g.pageSize)
+	page, err := g.prompts.page(&g.mu, "prompts", cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListPromptsResult{Prompts: items, NextCursor: next}, nil
+	return &rawResult{raw: page}, nil
 }
 
 // getPrompt routes prompts/get to the owning server under the prompt's
 // original name.
-func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp.Result, error) {
 	p := req.Params
 	if p == nil {
 		return nil, invalidParams("missing params")
@@ -43,11 +50,9 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	defer done()
 	meta := g.progress.forward(p.Meta, call)
 	defer g.progress.release(meta)
-	var res *mcp.GetPromptResult
-	err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Meta: meta, Name: r.name, Arguments: p.Arguments})
-		return err
+	params := &mcp.GetPromptParams{Meta: meta, Name: r.name, Arguments: p.Arguments}
+	res, err := forward(ctx, r.up, "prompts/get", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+		return cs.GetPrompt(ctx, params)
 	})
 	if err != nil {
 		return nil, upstreamError(r.up.Name(), err)

@@ -48,9 +48,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // command wires them, and returns its URL.
 func startGateway(t *testing.T, servers map[string]fixture.Options) (url string, log *logs) {
 	t.Helper()
+	url, log, _ = startGatewayG(t, servers)
+	return url, log
+}
+
+// startGatewayG is startGateway that also returns the gateway.
+func startGatewayG(t *testing.T, servers map[string]fixture.Options) (url string, log *logs, g *aggregate.Gateway) {
+	t.Helper()
 	log = &logs{}
 	logger := zerolog.New(log)
-	g := aggregate.New(aggregate.Options{Logger: logger})
+	g = aggregate.New(aggregate.Options{Logger: logger})
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var sups []*supervisor.Server
@@ -62,9 +69,10 @@ func startGateway(t *testing.T, servers map[string]fixture.Options) (url string,
 			envs[k] = v
 		}
 		s := supervisor.New(catalog.ServerSpec{Name: name, Kind: catalog.KindLocal, Command: argv, Env: envs}, supervisor.Options{
-			Logger:    logger,
-			NewClient: g.NewClient,
-			Intercept: g.Intercept,
+			Logger:       logger,
+			NewClient:    g.NewClient,
+			Intercept:    g.Intercept,
+			ServeRequest: g.ServeRequest,
 			OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
 				return g.Sync(ctx, s.Name(), cs, raw)
 			},
@@ -88,7 +96,7 @@ func startGateway(t *testing.T, servers map[string]fixture.Options) (url string,
 		cancel()
 		wg.Wait()
 	})
-	return srv.URL, log
+	return srv.URL, log, g
 }
 
 func connect(t *testing.T, url string, opts *mcp.ClientOptions) *mcp.ClientSession {

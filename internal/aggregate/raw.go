@@ -40,7 +40,38 @@ var ErrNeedsSession = errors.New("aggregate: the call needs the session's own st
 // an object and upstreams without raw support also go to the SDK path,
 // which owns their errors.
 func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool) (json.RawMessage, error) {
-	if !g.rawEligible(ss, hasStream) {
+	return g.callToolRaw(ctx, ss, params, hasStream, nil)
+}
+
+// CallToolStream is CallToolRaw for a caller that can also send the agent
+// notifications on the request's own response (an SSE stream it starts at
+// the first one): it takes calls with a progress token and sessions that
+// set a log level too, and sends their progress and log messages through
+// notify, each before the result, as the SDK path would on the call's
+// stream. Server requests (sampling, elicitation) still need the SDK's
+// session: a client that offers them gets ErrNeedsSession.
+//
+// needed, if not nil, is set when the call could send notifications (it has
+// a progress token, or the session set a log level), whether or not any
+// came: the caller may keep such a client's connection where it can stream.
+func (g *Gateway) CallToolStream(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify, needed *bool) (json.RawMessage, error) {
+	if needed != nil {
+		g.mu.RLock()
+		_, logs := g.levels[ss]
+		g.mu.RUnlock()
+		*needed = logs || hasProgressToken(params)
+	}
+	return g.callToolRaw(ctx, ss, params, hasStream, notify)
+}
+
+// hasProgressToken is a quick look for a progress token in params; the
+// call itself decodes _meta.
+func hasProgressToken(params json.RawMessage) bool {
+	return bytes.Contains(params, []byte("progress")) || bytes.Contains(params, []byte(`\u`))
+}
+
+func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify) (json.RawMessage, error) {
+	if !g.rawEligible(ss, hasStream, notify != nil) {
 		return nil, ErrNeedsSession
 	}
 	var p struct {
@@ -55,6 +86,7 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		return nil, ErrNeedsSession
 	}
 	name := p.Name
+	var token json.RawMessage // the caller's progress token
 	if len(p.Meta) > 0 && !bytes.Equal(p.Meta, []byte("null")) {
 		// Decoded, not searched: a key may be written with escapes
 		// ("progress\u0054oken"), and the upstream would read it as the
@@ -63,8 +95,11 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		if json.Unmarshal(p.Meta, &meta) != nil {
 			return nil, ErrNeedsSession
 		}
-		if _, ok := meta[progressKey]; ok {
-			return nil, ErrNeedsSession
+		if t, ok := meta[progressKey]; ok {
+			if notify == nil || !json.Valid(t) || bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
+				return nil, ErrNeedsSession
+			}
+			token = t
 		}
 	}
 	args := bytes.TrimSpace(p.Arguments)
@@ -83,11 +118,14 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 	}
 	server := r.up.Name()
 	if g.hooked(server, r.name) {
+		if token != nil {
+			return nil, ErrNeedsSession // the SDK path maps its token
+		}
 		if bytes.Equal(args, []byte("null")) {
 			args = nil
 		}
 		began := time.Now()
-		_, done := g.calls.begin(ctx, ss, server)
+		_, done := g.calls.beginNotify(ctx, ss, server, notify)
 		res, trace, err := g.callToolRawHooked(ctx, ss, up, r, name, args, p.Meta)
 		done()
 		g.auditRaw(ss, server, name, began, len(args), res, err, trace)
@@ -100,7 +138,18 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		}
 	}
 	began := time.Now()
-	_, done := g.calls.begin(ctx, ss, server)
+	c, done := g.calls.beginNotify(ctx, ss, server, notify)
+	if token != nil {
+		// The caller's token goes upstream as one of the gateway's own
+		// (two sessions may use the same), and comes back as it was.
+		mine := g.progress.forwardRaw(token, c)
+		defer g.progress.releaseToken(mine)
+		var err error
+		if params, err = withProgressToken(params, p.Meta, mine); err != nil {
+			done()
+			return nil, ErrNeedsSession
+		}
+	}
 	res, err := up.CallRaw(ctx, "tools/call", params)
 	done()
 	if err == nil && (len(res) == 0 || res[0] != '{') {
@@ -132,7 +181,10 @@ func (g *Gateway) auditRaw(ss *mcp.ServerSession, server, tool string, began tim
 
 // rawEligible reports whether nothing the server may send during a call
 // needs the call's own stream to reach this session (see CallToolRaw).
-func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream bool) bool {
+//
+// With stream set, the caller sends the call's notifications itself, so a
+// session's log level does not matter.
+func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream, stream bool) bool {
 	ip := ss.InitializeParams()
 	if ip == nil {
 		return false
@@ -145,10 +197,23 @@ func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream bool) bool {
 			return false
 		}
 	}
+	if stream {
+		return true
+	}
 	g.mu.RLock()
 	_, logs := g.levels[ss]
 	g.mu.RUnlock()
 	return !logs
+}
+
+// withProgressToken returns params with _meta's progressToken set to mine,
+// every other byte as sent.
+func withProgressToken(params, meta json.RawMessage, mine string) (json.RawMessage, error) {
+	m, err := setString(meta, progressKey, mine)
+	if err != nil {
+		return nil, err
+	}
+	return setMember(params, "_meta", m)
 }
 
 // isErrorResult reports whether a raw CallToolResult has isError set.
@@ -162,16 +227,37 @@ func isErrorResult(res json.RawMessage) bool {
 	return json.Unmarshal(res, &r) == nil && r.IsError
 }
 
-// rename returns params with "name" set to name, the other members as sent.
+// rename returns params with "name" set to name, every other byte as sent.
 func rename(params json.RawMessage, name string) (json.RawMessage, error) {
-	var p map[string]json.RawMessage
-	if err := json.Unmarshal(params, &p); err != nil {
-		return nil, err
+	return setString(params, "name", name)
+}
+
+// forward sends a request to up and returns its result: as the bytes the
+// server sent when up takes raw requests (RawCaller), so that the agent
+// gets them as the server wrote them, else through the SDK client (sdk).
+// params are the request's params as the gateway forwards them (routing
+// applied).
+func forward(ctx context.Context, up Upstream, method string, params any, sdk func(context.Context, *mcp.ClientSession) (mcp.Result, error)) (mcp.Result, error) {
+	rc, ok := up.(RawCaller)
+	if !ok {
+		var res mcp.Result
+		err := up.Do(ctx, func(cs *mcp.ClientSession) error {
+			var err error
+			res, err = sdk(ctx, cs)
+			return err
+		})
+		return res, err
 	}
-	b, err := json.Marshal(name)
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s params: %w", method, err)
+	}
+	res, err := rc.CallRaw(ctx, method, b)
 	if err != nil {
 		return nil, err
 	}
-	p["name"] = b
-	return json.Marshal(p)
+	if len(res) == 0 || res[0] != '{' {
+		return nil, fmt.Errorf("%s result is not an object: %.40s", method, res)
+	}
+	return &rawResult{raw: res}, nil
 }

@@ -21,7 +21,14 @@ type call struct {
 	ctx    context.Context
 	server string
 	seq    uint64
+	// notify, when set, sends the call's progress and log messages on
+	// the call's own response, which the endpoint writes (CallToolStream);
+	// otherwise they go through the SDK session on ctx's stream.
+	notify Notify
 }
+
+// Notify sends a notification to the agent with raw params.
+type Notify = func(method string, params json.RawMessage) error
 
 // inflight tracks forwarded calls per server.
 type inflight struct {
@@ -36,9 +43,14 @@ func newInflight() *inflight {
 
 // begin records a call; done removes it.
 func (f *inflight) begin(ctx context.Context, ss *mcp.ServerSession, server string) (*call, func()) {
+	return f.beginNotify(ctx, ss, server, nil)
+}
+
+// beginNotify is begin for a call whose messages go through notify.
+func (f *inflight) beginNotify(ctx context.Context, ss *mcp.ServerSession, server string, notify Notify) (*call, func()) {
 	f.mu.Lock()
 	f.seq++
-	c := &call{ss: ss, ctx: ctx, server: server, seq: f.seq}
+	c := &call{ss: ss, ctx: ctx, server: server, seq: f.seq, notify: notify}
 	m := f.byServer[server]
 	if m == nil {
 		m = make(map[*call]struct{})
@@ -90,7 +102,8 @@ type progressMap struct {
 
 type progressRoute struct {
 	call  *call
-	token any // the caller's token
+	token any             // the caller's token
+	raw   json.RawMessage // and as the caller wrote it, for a raw call
 }
 
 func newProgressMap() *progressMap { return &progressMap{m: make(map[string]progressRoute)} }
@@ -113,6 +126,24 @@ func (p *progressMap) forward(meta mcp.Meta, c *call) mcp.Meta {
 	out := maps.Clone(meta)
 	out[progressKey] = mine
 	return out
+}
+
+// forwardRaw registers a call's progress token, as the caller wrote it, and
+// returns the token to send upstream instead.
+func (p *progressMap) forwardRaw(token json.RawMessage, c *call) string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.n++
+	mine := "mcp-gateway-" + strconv.FormatUint(p.n, 10)
+	p.m[mine] = progressRoute{call: c, raw: token}
+	return mine
+}
+
+// releaseToken forgets a token minted by forwardRaw.
+func (p *progressMap) releaseToken(mine string) {
+	p.mu.Lock()
+	delete(p.m, mine)
+	p.mu.Unlock()
 }
 
 // release forgets the token minted by forward, once the call is over.
@@ -198,6 +229,7 @@ func (s *subscriptions) exported(server, orig string) string {
 // relayed to the right place.
 func (g *Gateway) NewClient(server string) *mcp.Client {
 	c := mcp.NewClient(&mcp.Implementation{Name: "mcp-gateway", Version: g.version}, &mcp.ClientOptions{
+		Capabilities: UpstreamCapabilities(),
 		ToolListChangedHandler: func(ctx context.Context, req *mcp.ToolListChangedRequest) {
 			g.relist(server, req.Session, "tools")
 		},
@@ -215,10 +247,10 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 		// Progress and log messages from stdio servers are relayed by
 		// Intercept, in order; these handlers serve other transports.
 		ProgressNotificationHandler: func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
-			g.relayProgress(req.Params)
+			g.relayProgress(req.Params, nil)
 		},
 		LoggingMessageHandler: func(ctx context.Context, req *mcp.LoggingMessageRequest) {
-			g.relayLog(server, req.Params)
+			g.relayLog(server, req.Params, nil)
 		},
 		CreateMessageHandler: func(ctx context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			c, err := g.caller(server, "sampling", func(caps *mcp.ClientCapabilities) bool { return caps.Sampling != nil })
@@ -277,23 +309,51 @@ func (g *Gateway) Intercept(server string, req *jsonrpc.Request) bool {
 		if json.Unmarshal(req.Params, &p) != nil {
 			return false
 		}
-		g.relayProgress(&p)
+		g.relayProgress(&p, req.Params)
 		return true
 	case "notifications/message":
 		var p mcp.LoggingMessageParams
 		if json.Unmarshal(req.Params, &p) != nil {
 			return false
 		}
-		g.relayLog(server, &p)
+		g.relayLog(server, &p, req.Params)
+		return true
+	case "notifications/tasks/status":
+		g.relayTaskStatus(server, req.Params)
 		return true
 	}
 	return false
 }
 
-func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams) {
+// relayProgress sends a server's progress notification to the call it
+// belongs to, with the caller's own token. raw is the notification's params
+// as the server sent them, when known.
+func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams, raw json.RawMessage) {
 	r, ok := g.progress.lookup(p.ProgressToken)
 	if !ok || r.call.ss == nil || r.call.ctx.Err() != nil {
 		return
+	}
+	if r.call.notify != nil {
+		if raw == nil {
+			var err error
+			if raw, err = json.Marshal(p); err != nil {
+				return
+			}
+		}
+		if out, err := setMember(raw, progressKey, r.raw); err == nil {
+			_ = r.call.notify("notifications/progress", out)
+		}
+		return
+	}
+	if a := agentConnOf(r.call.ss); a != nil && raw != nil {
+		// As the server sent it, with the caller's token, on the call's
+		// stream (the SDK's NotifyProgress would encode it anew).
+		if tok, err := json.Marshal(r.token); err == nil {
+			if out, err := setMember(raw, progressKey, tok); err == nil {
+				_ = a.notification(r.call.ctx, "notifications/progress", out)
+				return
+			}
+		}
 	}
 	out := *p
 	out.ProgressToken = r.token
@@ -304,19 +364,52 @@ func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams) {
 // likely belongs to (see inflight.latest), or to every session when no call
 // is in flight. The logger field names the server. Each session's
 // logging/setLevel is honored by the SDK.
-func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams) {
+func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.RawMessage) {
 	out := *p
 	if out.Logger == "" {
 		out.Logger = server
 	} else {
 		out.Logger = server + "/" + out.Logger
 	}
-	if c, _ := g.calls.latest(server); c != nil && c.ss != nil && c.ctx.Err() == nil {
-		_ = c.ss.Log(c.ctx, &out)
+	c, _ := g.calls.latest(server)
+	if c != nil && c.notify != nil && c.ctx.Err() == nil {
+		// The SDK filters by the session's level; here the gateway does.
+		if !g.logsAt(c.ss, out.Level) {
+			return
+		}
+		var b json.RawMessage
+		var err error
+		if raw != nil {
+			b, err = setString(raw, "logger", out.Logger)
+		} else {
+			b, err = json.Marshal(&out)
+		}
+		if err == nil {
+			_ = c.notify("notifications/message", b)
+		}
+		return
+	}
+	// As the server sent it, tagged, when it came raw; the gateway applies
+	// each session's level as the SDK's Log would.
+	var tagged json.RawMessage
+	if raw != nil {
+		tagged, _ = setString(raw, "logger", out.Logger)
+	}
+	send := func(ctx context.Context, ss *mcp.ServerSession) {
+		if a := agentConnOf(ss); a != nil && tagged != nil {
+			if g.logsAt(ss, out.Level) {
+				_ = a.notification(ctx, "notifications/message", tagged)
+			}
+			return
+		}
+		_ = ss.Log(ctx, &out)
+	}
+	if c != nil && c.ss != nil && c.ctx.Err() == nil {
+		send(c.ctx, c.ss)
 		return
 	}
 	for ss := range g.server.Sessions() {
-		_ = ss.Log(context.Background(), &out)
+		send(context.Background(), ss)
 	}
 }
 
@@ -349,31 +442,40 @@ func (g *Gateway) relist(server string, cs *mcp.ClientSession, kind string) {
 		if caps == nil {
 			return
 		}
+		g.mu.RLock()
+		rc, ok := g.raws[server]
+		g.mu.RUnlock()
+		if !ok || rc.cs != cs {
+			// A session whose start has not reached Sync yet (Sync lists
+			// it), or one a restart replaced.
+			return
+		}
 		var err error
 		switch kind {
 		case "tools":
 			var tools []*mcp.Tool
-			if tools, err = listTools(ctx, cs, caps, g.rawFor(server, cs)); err == nil {
+			var rawTools map[string]json.RawMessage
+			if tools, rawTools, err = listTools(ctx, cs, caps, rc.raw); err == nil {
 				tools = g.visibleTools(ctx, server, tools)
 				g.mu.Lock()
-				g.tools.perServer[server] = tools
+				g.tools.setServer(server, tools, rawTools)
 				g.rebuildLocked(true, false, false)
 				g.mu.Unlock()
 			}
 		case "prompts":
 			var prompts []*mcp.Prompt
-			if prompts, err = listPrompts(ctx, cs, caps); err == nil {
+			var rawPrompts map[string]json.RawMessage
+			if prompts, rawPrompts, err = listPrompts(ctx, cs, caps, rc.raw); err == nil {
 				g.mu.Lock()
-				g.prompts.perServer[server] = prompts
+				g.prompts.setServer(server, prompts, rawPrompts)
 				g.rebuildLocked(false, true, false)
 				g.mu.Unlock()
 			}
 		case "resources":
-			var res []*mcp.Resource
-			var tpls []*mcp.ResourceTemplate
-			if res, tpls, err = listResources(ctx, cs, caps); err == nil {
+			var res resourceListing
+			if res, err = listResources(ctx, cs, caps, rc.raw); err == nil {
 				g.mu.Lock()
-				g.res.perServer[server], g.res.tplPerServer[server] = res, tpls
+				g.res.setServer(server, res.resources, res.templates, res.raw, res.tplRaw)
 				g.rebuildLocked(false, false, true)
 				g.mu.Unlock()
 			}

@@ -30,6 +30,11 @@ func rewrite(server, uri string) string {
 type resourceSet struct {
 	perServer    map[string][]*mcp.Resource
 	tplPerServer map[string][]*mcp.ResourceTemplate
+	// Per server and original URI (template), the items as listed, for
+	// servers listed with raw requests; enc and tplEnc are list's and
+	// tpls' items as served (nil where the SDK listed them).
+	raw, tplRaw map[string]map[string]json.RawMessage
+	enc, tplEnc []json.RawMessage
 
 	routes    map[string]route // exported URI -> owner and original URI
 	tplRoutes []tplRoute       // in server order
@@ -53,6 +58,8 @@ func newResourceSet() *resourceSet {
 	return &resourceSet{
 		perServer:    make(map[string][]*mcp.Resource),
 		tplPerServer: make(map[string][]*mcp.ResourceTemplate),
+		raw:          make(map[string]map[string]json.RawMessage),
+		tplRaw:       make(map[string]map[string]json.RawMessage),
 		routes:       make(map[string]route),
 		prefixes:     make(map[string]Upstream),
 	}
@@ -63,6 +70,7 @@ func (rs *resourceSet) rebuild(servers []string, ups map[string]Upstream) bool {
 	prefixes := make(map[string]Upstream)
 	var list []*mcp.Resource
 	var tpls []*mcp.ResourceTemplate
+	var enc, tplEnc []json.RawMessage
 	var tplRoutes []tplRoute
 	var with []Upstream
 	tplTaken := make(map[string]bool)
@@ -74,31 +82,59 @@ func (rs *resourceSet) rebuild(servers []string, ups map[string]Upstream) bool {
 		}
 		for _, r := range rs.perServer[s] {
 			orig := r.URI
+			raw := rs.raw[s][orig]
 			if _, taken := routes[orig]; taken {
 				c := *r
 				c.URI = rewrite(s, orig)
 				r = &c
+				raw = renamed(raw, "uri", c.URI)
 			}
 			routes[r.URI] = route{up: up, name: orig}
 			list = append(list, r)
+			enc = append(enc, raw)
 		}
 		for _, t := range rs.tplPerServer[s] {
 			orig := t.URITemplate
+			raw := rs.tplRaw[s][orig]
 			if tplTaken[orig] {
 				c := *t
 				c.URITemplate = rewrite(s, orig)
 				t = &c
+				raw = renamed(raw, "uriTemplate", c.URITemplate)
 			}
+			tplEnc = append(tplEnc, raw)
 			tplTaken[t.URITemplate] = true
 			lit, _, _ := strings.Cut(t.URITemplate, "{")
 			tplRoutes = append(tplRoutes, tplRoute{exported: t.URITemplate, literal: lit, up: up, orig: orig})
 			tpls = append(tpls, t)
 		}
 	}
-	fp, _ := json.Marshal([]any{list, tpls})
+	fp, _ := json.Marshal([]any{list, tpls, enc, tplEnc})
 	changed := !bytes.Equal(fp, rs.fp)
 	rs.routes, rs.prefixes, rs.list, rs.tpls, rs.tplRoutes, rs.withResources, rs.fp = routes, prefixes, list, tpls, tplRoutes, with, fp
+	rs.enc, rs.tplEnc = enc, tplEnc
 	return changed
+}
+
+// setServer records a server's resources and templates, and their raw
+// forms when it was listed with raw requests (nil otherwise).
+func (rs *resourceSet) setServer(server string, res []*mcp.Resource, tpls []*mcp.ResourceTemplate, raw, tplRaw map[string]json.RawMessage) {
+	rs.perServer[server], rs.tplPerServer[server] = res, tpls
+	rs.raw[server], rs.tplRaw[server] = raw, tplRaw
+}
+
+// renamed is raw with member key set to value, or nil (the item is then
+// served from its Go value, which has the new value) when raw is nil or
+// not an object.
+func renamed(raw json.RawMessage, key, value string) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	out, err := setString(raw, key, value)
+	if err != nil {
+		return nil
+	}
+	return out
 }
 
 // lookup finds the server for a URI an agent sent: an exact listed URI, a
@@ -127,46 +163,70 @@ func (rs *resourceSet) lookup(uri string) (candidates []Upstream, orig string) {
 	return rs.withResources, uri
 }
 
-// listResources lists an upstream's resources and templates, all pages.
-func listResources(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities) ([]*mcp.Resource, []*mcp.ResourceTemplate, error) {
+// resourceListing is what listResources found on one server.
+type resourceListing struct {
+	resources   []*mcp.Resource
+	templates   []*mcp.ResourceTemplate
+	raw, tplRaw map[string]json.RawMessage // nil when listed through the SDK
+}
+
+// listResources lists an upstream's resources and templates, all pages:
+// with raw requests when the upstream takes them (raw != nil), keeping each
+// item's bytes, else through the SDK client.
+func listResources(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities, raw RoundTrip) (resourceListing, error) {
+	var l resourceListing
 	if caps.Resources == nil {
-		return nil, nil, nil
+		return l, nil
 	}
-	resources, err := collect(cs.Resources(ctx, nil), "resources")
-	if err != nil {
-		return nil, nil, err
+	var err error
+	if raw != nil {
+		if l.resources, l.raw, err = listRaw(ctx, raw, "resources/list", "resources", func(r *mcp.Resource) string { return r.URI }); err != nil {
+			return l, fmt.Errorf("list resources: %w", err)
+		}
+		// Templates are optional; servers without any may answer
+		// "method not found".
+		l.templates, l.tplRaw, _ = listRaw(ctx, raw, "resources/templates/list", "resourceTemplates",
+			func(t *mcp.ResourceTemplate) string { return t.URITemplate })
+		return l, nil
 	}
-	// Templates are optional; servers without any may answer "method not
-	// found".
-	templates, _ := collect(cs.ResourceTemplates(ctx, nil), "resource templates")
-	return resources, templates, nil
+	if l.resources, err = collect(cs.Resources(ctx, nil), "resources"); err != nil {
+		return l, err
+	}
+	l.templates, _ = collect(cs.ResourceTemplates(ctx, nil), "resource templates")
+	return l, nil
 }
 
-func (g *Gateway) listResources(req *mcp.ListResourcesRequest) (*mcp.ListResourcesResult, error) {
+func (g *Gateway) listResources(req *mcp.ListResourcesRequest) (mcp.Result, error) {
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := servePage(&g.mu, &g.res.list, cursor, g.pageSize)
+	g.mu.RLock()
+	list, enc := g.res.list, g.res.enc
+	g.mu.RUnlock()
+	page, err := encodePage(list, enc, "resources", cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListResourcesResult{Resources: items, NextCursor: next}, nil
+	return &rawResult{raw: page}, nil
 }
 
-func (g *Gateway) listResourceTemplates(req *mcp.ListResourceTemplatesRequest) (*mcp.ListResourceTemplatesResult, error) {
+func (g *Gateway) listResourceTemplates(req *mcp.ListResourceTemplatesRequest) (mcp.Result, error) {
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := servePage(&g.mu, &g.res.tpls, cursor, g.pageSize)
+	g.mu.RLock()
+	list, enc := g.res.tpls, g.res.tplEnc
+	g.mu.RUnlock()
+	page, err := encodePage(list, enc, "resourceTemplates", cursor, g.pageSize)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListResourceTemplatesResult{ResourceTemplates: items, NextCursor: next}, nil
+	return &rawResult{raw: page}, nil
 }
 
-func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (mcp.Result, error) {
 	p := req.Params
 	if p == nil || p.URI == "" {
 		return nil, invalidParams("missing uri")
@@ -181,21 +241,15 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	for _, up := range ups {
 		call, done := g.calls.begin(ctx, req.Session, up.Name())
 		meta := g.progress.forward(p.Meta, call)
-		var res *mcp.ReadResourceResult
-		err := up.Do(ctx, func(cs *mcp.ClientSession) error {
-			var err error
-			res, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{Meta: meta, URI: orig})
-			return err
+		params := &mcp.ReadResourceParams{Meta: meta, URI: orig}
+		res, err := forward(ctx, up, "resources/read", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+			return cs.ReadResource(ctx, params)
 		})
 		g.progress.release(meta)
 		done()
 		if err == nil {
 			if orig != p.URI {
-				for _, c := range res.Contents {
-					if c != nil && c.URI == orig {
-						c.URI = p.URI
-					}
-				}
+				res = contentsAs(res, orig, p.URI)
 			}
 			return res, nil
 		}
@@ -244,7 +298,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, uri string, on bool) 
 
 // complete routes completion/complete by its reference: a prompt by its
 // exported name, a resource template by its exported URI template.
-func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.Result, error) {
 	p := req.Params
 	if p == nil || p.Ref == nil {
 		return nil, invalidParams("missing ref")
@@ -274,14 +328,50 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	if up == nil {
 		return nil, invalidParams("unknown completion reference %s %q", ref.Type, ref.Name+ref.URI)
 	}
-	var res *mcp.CompleteResult
-	err := up.Do(ctx, func(cs *mcp.ClientSession) error {
-		var err error
-		res, err = cs.Complete(ctx, &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context})
-		return err
+	params := &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context}
+	res, err := forward(ctx, up, "completion/complete", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+		return cs.Complete(ctx, params)
 	})
 	if err != nil {
 		return nil, upstreamError(up.Name(), err)
 	}
 	return res, nil
+}
+
+// contentsAs returns a resources/read result with each content's uri that
+// is orig (the server's URI) given as exported (the URI the agent read).
+func contentsAs(res mcp.Result, orig, exported string) mcp.Result {
+	switch r := res.(type) {
+	case *mcp.ReadResourceResult:
+		for _, c := range r.Contents {
+			if c != nil && c.URI == orig {
+				c.URI = exported
+			}
+		}
+	case *rawResult:
+		var page struct {
+			Contents []json.RawMessage `json:"contents"`
+		}
+		if json.Unmarshal(r.raw, &page) != nil {
+			return res
+		}
+		for i, c := range page.Contents {
+			var u struct {
+				URI string `json:"uri"`
+			}
+			if json.Unmarshal(c, &u) == nil && u.URI == orig {
+				if nc, err := setString(c, "uri", exported); err == nil {
+					page.Contents[i] = nc
+				}
+			}
+		}
+		contents, err := json.Marshal(page.Contents)
+		if err != nil {
+			return res
+		}
+		if out, err := setMember(r.raw, "contents", contents); err == nil {
+			r.raw = out
+		}
+	}
+	return res
 }

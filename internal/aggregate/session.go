@@ -42,6 +42,18 @@ func (g *Gateway) listRoots(server string) (*mcp.ListRootsResult, error) {
 	return res, nil
 }
 
+// AgentReachable tells the servers that their roots may have changed when
+// session ss has roots: an agent that can now be asked outside any call
+// (initialized; over HTTP, its standalone stream open) changes what a
+// server's roots/list outside a call gets (see rootsRaw). Servers ask for
+// roots when the gateway starts them, before any agent is there, and get
+// none; some (server-filesystem) never ask again unless told.
+func (g *Gateway) AgentReachable(ss *mcp.ServerSession) {
+	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.RootsV2 != nil {
+		g.rootsChanged()
+	}
+}
+
 // rootsChanged tells every server that the roots may have changed, when an
 // agent says its roots changed.
 func (g *Gateway) rootsChanged() {
@@ -148,4 +160,17 @@ func (g *Gateway) restore(ctx context.Context, server string, cs *mcp.ClientSess
 	if lvl != "" && caps != nil && caps.Logging != nil {
 		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: lvl})
 	}
+}
+
+// logsAt reports whether session ss gets log messages of level: it set a
+// level at most as severe (logging/setLevel). A session that set none gets
+// none, as the SDK decides for its own sessions.
+func (g *Gateway) logsAt(ss *mcp.ServerSession, level mcp.LoggingLevel) bool {
+	g.mu.RLock()
+	set, ok := g.levels[ss]
+	g.mu.RUnlock()
+	if !ok {
+		return false
+	}
+	return slices.Index(levelOrder, level) >= slices.Index(levelOrder, set)
 }

@@ -20,15 +20,31 @@ import (
 
 // listTools lists every tool of an upstream, all pages: with raw requests
 // when the upstream takes them (raw != nil), else through the SDK client.
-func listTools(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities, raw RoundTrip) ([]*mcp.Tool, error) {
+// rawTools holds each tool as the server listed it, by name, when the raw
+// listing is the one used (nil otherwise).
+func listTools(ctx context.Context, cs *mcp.ClientSession, caps *mcp.ServerCapabilities, raw RoundTrip) (tools []*mcp.Tool, rawTools map[string]json.RawMessage, err error) {
 	if caps.Tools == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
-	sdk := func(ctx context.Context) ([]*mcp.Tool, error) { return collect(cs.Tools(ctx, nil), "tools") }
+	sdk := func(ctx context.Context) (toolListing, error) {
+		tools, err := collect(cs.Tools(ctx, nil), "tools")
+		return toolListing{tools: tools}, err
+	}
 	if raw == nil {
-		return sdk(ctx)
+		l, err := sdk(ctx)
+		return l.tools, nil, err
 	}
-	return firstListing(ctx, rawListPatience, func(ctx context.Context) ([]*mcp.Tool, bool) { return listToolsRaw(ctx, raw) }, sdk)
+	l, err := firstListing(ctx, rawListPatience, func(ctx context.Context) (toolListing, bool) {
+		tools, rawTools, ok := listToolsRaw(ctx, raw)
+		return toolListing{tools, rawTools}, ok
+	}, sdk)
+	return l.tools, l.raw, err
+}
+
+// toolListing is a server's tools, with their raw forms when listed raw.
+type toolListing struct {
+	tools []*mcp.Tool
+	raw   map[string]json.RawMessage
 }
 
 // rawListPatience is how long a raw listing runs alone. A server that does
@@ -41,12 +57,12 @@ const rawListPatience = 5 * time.Second
 // firstListing runs the raw listing, and the SDK's if the raw one declines,
 // or alongside it once patience has passed; it returns the first complete
 // listing (the SDK's outcome when the raw one declines) and ends the other.
-func firstListing(ctx context.Context, patience time.Duration,
-	raw func(context.Context) ([]*mcp.Tool, bool), sdk func(context.Context) ([]*mcp.Tool, error)) ([]*mcp.Tool, error) {
+func firstListing[L any](ctx context.Context, patience time.Duration,
+	raw func(context.Context) (L, bool), sdk func(context.Context) (L, error)) (L, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the listing still running, upstream too (notifications/cancelled)
 	type listing struct {
-		tools []*mcp.Tool
+		tools L
 		ok    bool
 		err   error
 	}
@@ -105,8 +121,9 @@ type rawTool struct {
 // changed nothing, for anything it does not take exactly as the SDK client
 // would (see rawListable), or that fails in any way. The caller then lists
 // through the SDK, which owns the outcome.
-func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, bool) {
+func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, map[string]json.RawMessage, bool) {
 	var tools []*mcp.Tool
+	rawTools := make(map[string]json.RawMessage)
 	seen := make(map[string]bool) // cursors: a server that loops would never end
 	cursor := ""
 	for {
@@ -116,36 +133,42 @@ func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, bool) {
 				Cursor string `json:"cursor"`
 			}{cursor})
 			if err != nil {
-				return nil, false
+				return nil, nil, false
 			}
 			params = b
 		}
 		res, err := raw(ctx, "tools/list", params)
 		if err != nil || !rawListable(res) {
-			return nil, false
+			return nil, nil, false
 		}
 		// Decoded as the SDK client decodes a result, the tools' schemas
-		// aside: a member of the wrong type anywhere declines.
+		// aside: a member of the wrong type anywhere declines. Each tool is
+		// kept as the bytes the server sent too: that is what agents get.
 		var page struct {
 			mcp.ListToolsResult
-			Tools []*rawTool `json:"tools"`
+			Tools []json.RawMessage `json:"tools"`
 		}
 		if rest, err := fastjson.Parse(res, &page, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(bytes.TrimSpace(rest)) != 0 {
-			return nil, false
+			return nil, nil, false
 		}
-		for _, rt := range page.Tools {
+		for _, b := range page.Tools {
+			var rt *rawTool
+			if rest, err := fastjson.Parse(b, &rt, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(bytes.TrimSpace(rest)) != 0 {
+				return nil, nil, false
+			}
 			if rt == nil { // "tools":[null]: the SDK client drops it too
 				continue
 			}
 			t := rt.Tool
 			t.InputSchema, t.OutputSchema = schema(rt.InputSchema), schema(rt.OutputSchema)
 			tools = append(tools, &t)
+			rawTools[t.Name] = b
 		}
 		if page.NextCursor == "" {
-			return tools, true
+			return tools, rawTools, true
 		}
 		if seen[page.NextCursor] {
-			return nil, false
+			return nil, nil, false
 		}
 		seen[page.NextCursor] = true
 		cursor = page.NextCursor
@@ -245,19 +268,19 @@ func schema(raw json.RawMessage) any {
 	return raw
 }
 
-func (g *Gateway) listTools(req *mcp.ListToolsRequest) (*mcp.ListToolsResult, error) {
+func (g *Gateway) listTools(req *mcp.ListToolsRequest) (mcp.Result, error) {
 	cursor := ""
 	if req.Params != nil {
 		cursor = req.Params.Cursor
 	}
-	items, next, err := servePage(&g.mu, &g.tools.list, cursor, g.pageSize)
+	page, err := g.ToolsPage(cursor)
 	if err != nil {
 		return nil, err
 	}
-	return &mcp.ListToolsResult{Tools: items, NextCursor: next}, nil
+	return &rawResult{raw: page}, nil
 }
 
-func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
 	p := req.Params
 	if p == nil {
 		return nil, invalidParams("missing params")
@@ -280,7 +303,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	defer done()
 	meta := g.progress.forward(p.Meta, call)
 	defer g.progress.release(meta)
-	forward := func(ctx context.Context, args any) (*mcp.CallToolResult, error) {
+	sdkCall := func(ctx context.Context, args any) (*mcp.CallToolResult, error) {
 		var res *mcp.CallToolResult
 		err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
 			var err error
@@ -292,14 +315,24 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 		}
 		return res, nil
 	}
-	var res *mcp.CallToolResult
+	var res mcp.Result
 	var err error
 	var trace string
 	if g.hooked(r.up.Name(), r.name) {
 		a, _ := args.(json.RawMessage)
-		res, trace, err = g.callToolHooked(ctx, req, r, a, forward)
+		var typed *mcp.CallToolResult
+		if typed, trace, err = g.callToolHooked(ctx, req, r, a, sdkCall); err == nil {
+			res = typed
+		}
 	} else {
-		res, err = forward(ctx, args)
+		// The server's result bytes, as the fast path relays them.
+		params := &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args}
+		res, err = forward(ctx, r.up, "tools/call", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+			return cs.CallTool(ctx, params)
+		})
+		if err != nil {
+			err = upstreamError(r.up.Name(), err)
+		}
 	}
 	if g.audit != nil {
 		rec := g.record(req, r.up.Name(), began, res, err)
@@ -312,7 +345,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (*mcp.
 	return res, nil
 }
 
-func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Time, res *mcp.CallToolResult, err error) CallRecord {
+func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Time, result mcp.Result, err error) CallRecord {
 	rec := CallRecord{
 		Server:   server,
 		Tool:     req.Params.Name,
@@ -323,16 +356,23 @@ func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Tim
 	if req.Session != nil {
 		rec.Session = req.Session.ID()
 	}
-	switch {
-	case err != nil:
+	if err != nil {
 		// Only the code: an upstream's error message may quote the
 		// arguments, and the audit log never holds values.
 		rec.Outcome, rec.Error = "error", errorCode(err)
-	case res != nil && res.IsError:
-		rec.Outcome = "tool_error"
+		return rec
 	}
-	if res != nil {
+	switch res := result.(type) {
+	case *mcp.CallToolResult:
+		if res.IsError {
+			rec.Outcome = "tool_error"
+		}
 		rec.BytesOut = payloadBytes(res)
+	case *rawResult: // as the fast path counts it
+		if isErrorResult(res.raw) {
+			rec.Outcome = "tool_error"
+		}
+		rec.BytesOut = len(res.raw)
 	}
 	return rec
 }

@@ -66,7 +66,7 @@ func asJSON(t *testing.T, v any) any {
 // bytes; a schema the SDK refuses in AddTool (the loose tool) included.
 func TestListToolsRawMatchesTheSDKClient(t *testing.T) {
 	onReady(t, fixture.Options{ExtraTools: []string{"x1", "x2"}, BadSchema: true, PageSize: 3}, func(ctx context.Context, cs *mcp.ClientSession, raw RoundTrip) {
-		got, ok := listToolsRaw(ctx, raw)
+		got, _, ok := listToolsRaw(ctx, raw)
 		if !ok {
 			t.Fatal("the raw lister declined a plain fixture")
 		}
@@ -93,10 +93,10 @@ func TestListToolsRawMatchesTheSDKClient(t *testing.T) {
 // is invalid; listTools then gives what the client gives.
 func TestListToolsDefersHeaderAnnotationsToTheSDK(t *testing.T) {
 	onReady(t, fixture.Options{Tools: []string{"echo"}, HeaderTools: true}, func(ctx context.Context, cs *mcp.ClientSession, raw RoundTrip) {
-		if _, ok := listToolsRaw(ctx, raw); ok {
+		if _, _, ok := listToolsRaw(ctx, raw); ok {
 			t.Error("the raw lister took a listing with x-mcp-header annotations")
 		}
-		tools, err := listTools(ctx, cs, cs.InitializeResult().Capabilities, raw)
+		tools, _, err := listTools(ctx, cs, cs.InitializeResult().Capabilities, raw)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,11 +142,11 @@ func TestListToolsRawDeclines(t *testing.T) {
 		"a high surrogate before another escape":  pages(`{"tools":[{"name":"a","description":"\ud800\u00e9"}]}`),
 		"a lone low surrogate":                    pages(`{"tools":[{"name":"a","description":"\udc00"}]}`),
 	} {
-		if _, ok := listToolsRaw(context.Background(), rt); ok {
+		if _, _, ok := listToolsRaw(context.Background(), rt); ok {
 			t.Errorf("%s: the raw lister took it", name)
 		}
 	}
-	got, ok := listToolsRaw(context.Background(), pages(
+	got, _, ok := listToolsRaw(context.Background(), pages(
 		`{"tools":[null,{"name":"a","inputSchema":{"type":"object"},"outputSchema":null}],"nextCursor":"p2"}`,
 		`{"tools":[{"name":"b","inputSchema":{"type":"object","properties":{"n":{"type":"integer","maximum":10000000000000000001}}}}]}`))
 	if !ok || len(got) != 2 || got[0].Name != "a" || got[1].Name != "b" || got[0].OutputSchema != nil {
@@ -154,7 +154,7 @@ func TestListToolsRawDeclines(t *testing.T) {
 	}
 	// Escapes of characters outside "x-mcp-header" (Python writes every
 	// non-ASCII one so) are taken.
-	got2, ok := listToolsRaw(context.Background(), pages(`{"tools":[{"name":"caf\u00e9","description":"\u00e9t\u00e9 \ud83d\ude00","inputSchema":{"type":"object"}}]}`))
+	got2, _, ok := listToolsRaw(context.Background(), pages(`{"tools":[{"name":"caf\u00e9","description":"\u00e9t\u00e9 \ud83d\ude00","inputSchema":{"type":"object"}}]}`))
 	if !ok || len(got2) != 1 || got2[0].Name != "café" || got2[0].Description != "été 😀" {
 		t.Errorf("a listing with non-ASCII escapes: %v, %v", got2, ok)
 	}
@@ -174,7 +174,7 @@ func TestListToolsFallsBackWhenRawGoesUnanswered(t *testing.T) {
 			return nil, ctx.Err()
 		}
 		began := time.Now()
-		tools, err := listTools(ctx, cs, cs.InitializeResult().Capabilities, silent)
+		tools, _, err := listTools(ctx, cs, cs.InitializeResult().Capabilities, silent)
 		if err != nil || len(tools) != 2 {
 			t.Fatalf("tools = %v, %v after %s; want echo and sleep through the SDK client", tools, err, time.Since(began))
 		}

@@ -80,6 +80,12 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	sdkCalls := newSDKCalls() // cancel.go
 	e.fast = fast
 	e.sessions.closed = fast.endSession
+	agg.SetReachable(func(ss *mcp.ServerSession) bool { return e.sessions.hasStream(ss.ID()) })
+	e.sessions.opened = func(id string) {
+		if ss := fast.sessions.lookup(id); ss != nil {
+			agg.AgentReachable(ss)
+		}
+	}
 	// The chain of /mcp, around core: the token, readiness, then bodies
 	// read, bounded and checked as JSON-RPC (protocol.go), then session
 	// accounting, for the fast path (fastpath.go) and the SDK alike.

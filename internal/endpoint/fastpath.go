@@ -54,12 +54,15 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	if msg == nil || sid == "" || r.Method != http.MethodPost {
 		return false
 	}
+	task := aggregate.IsTaskRequest(msg.Method, msg.Params)
 	switch msg.Method {
 	case "notifications/cancelled":
 		return f.cancel(w, sid, msg)
 	case "tools/list", "tools/call":
 	default:
-		return false
+		if !task {
+			return false
+		}
 	}
 	if len(msg.ID) == 0 || !acceptsJSON(r) || foreignHost(r) {
 		return false
@@ -79,7 +82,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return f.list(w, msg)
 	}
-	return f.call(w, r, ss, sid, msg)
+	return f.call(w, r, ss, sid, msg, task)
 }
 
 // list answers tools/list from the aggregate's encoded pages. Through the
@@ -103,7 +106,11 @@ func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
 // call forwards a tools/call as raw JSON (aggregate.CallToolRaw). The call
 // lives as long as the HTTP request, and notifications/cancelled for its id
 // ends it early, upstream too, and without an answer (cancel.go).
-func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage) bool {
+//
+// Task requests (a tools/call with "task", and tasks/*) always come here:
+// the SDK does not know the task methods and would drop "task" from a
+// call's params. They are answered by aggregate.Task.
+func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage, task bool) bool {
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	key := fastCallKey{sid, string(msg.ID)}
@@ -122,7 +129,33 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		delete(f.calls, key)
 		f.mu.Unlock()
 	}()
-	res, err := f.e.agg.CallToolRaw(ctx, ss, msg.Params, f.e.sessions.hasStream(sid))
+	var res json.RawMessage
+	var err error
+	var stream *eventStream
+	switch {
+	case task:
+		res, err = f.e.agg.Task(ctx, ss, msg.Method, msg.Params)
+	case canFlush(w):
+		// Progress and log messages of the call go on this response,
+		// which becomes an SSE stream at the first one.
+		stream = &eventStream{w: w}
+		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, f.e.sessions.hasStream(sid), stream.send, &stream.needed)
+	default:
+		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, f.e.sessions.hasStream(sid))
+	}
+	if stream != nil && stream.close() {
+		// Started: the response ends the stream (none for a call the
+		// agent cancelled).
+		switch {
+		case errors.Is(context.Cause(ctx), errCancelledByAgent):
+		case err != nil:
+			b, _ := json.Marshal(callError(ctx, r, err))
+			stream.final(msg.ID, "error", b)
+		default:
+			stream.final(msg.ID, "result", res)
+		}
+		return true
+	}
 	if errors.Is(err, aggregate.ErrNeedsSession) {
 		return false
 	}
@@ -130,19 +163,108 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		noAnswer(w)
 		return true
 	}
+	if stream != nil && stream.needed {
+		// A call that could have streamed keeps its connection off the
+		// lane, which cannot stream: the client's next such call would
+		// only come back (a round trip through net/http each time).
+		w = noTakeover{w}
+	}
 	if err != nil {
-		var wire *jsonrpc.Error
-		if !errors.As(err, &wire) {
-			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
-		}
-		if ctx.Err() != nil && r.Context().Err() == nil {
-			wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled"}
-		}
-		writeError(w, msg.ID, wire)
+		writeError(w, msg.ID, callError(ctx, r, err))
 		return true
 	}
 	writeResult(w, msg.ID, res)
 	return true
+}
+
+// noTakeover hides the lane's takeover from a response (offerResponse).
+type noTakeover struct{ http.ResponseWriter }
+
+// callError is the JSON-RPC error of a failed fast-path call.
+func callError(ctx context.Context, r *http.Request, err error) *jsonrpc.Error {
+	var wire *jsonrpc.Error
+	if !errors.As(err, &wire) {
+		wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+	}
+	if ctx.Err() != nil && r.Context().Err() == nil {
+		wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "request cancelled"}
+	}
+	return wire
+}
+
+// eventStream turns a fast-path response into an SSE stream at the first
+// notification of its call (progress, log messages), as the SDK path
+// answers such a call; the JSON-RPC response is its last event. A call
+// that sends nothing is answered with plain JSON, as before.
+type eventStream struct {
+	w       http.ResponseWriter
+	needed  bool // the call could send notifications (CallToolStream)
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	buf     []byte
+}
+
+// send writes one notification as an event, and flushes it.
+func (s *eventStream) send(method string, params json.RawMessage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errors.New("the call's response is complete")
+	}
+	if !s.started {
+		s.started = true
+		h := s.w.Header()
+		h.Set("Content-Type", "text/event-stream")
+		h.Set("Cache-Control", "no-cache, no-transform")
+		s.w.WriteHeader(http.StatusOK)
+	}
+	m, _ := json.Marshal(method)
+	s.buf = append(s.buf[:0], "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"...)
+	s.buf = append(s.buf, m...)
+	s.buf = append(s.buf, `,"params":`...)
+	s.buf = append(s.buf, params...)
+	s.buf = append(s.buf, "}\n\n"...)
+	if _, err := s.w.Write(s.buf); err != nil {
+		return err
+	}
+	return http.NewResponseController(s.w).Flush()
+}
+
+// close ends sending and reports whether the stream started.
+func (s *eventStream) close() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return s.started
+}
+
+// final writes the response to the call as the stream's last event.
+func (s *eventStream) final(id json.RawMessage, member string, raw json.RawMessage) {
+	b := make([]byte, 0, len(raw)+len(id)+64)
+	b = append(b, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...)
+	b = append(b, id...)
+	b = append(b, `,"`+member+`":`...)
+	b = append(b, raw...)
+	b = append(b, "}\n\n"...)
+	_, _ = s.w.Write(b)
+}
+
+// canFlush reports whether the writer under w can flush, as a stream
+// needs: the lane records whole responses and cannot (the wrappers above
+// it may still have a Flush method).
+func canFlush(w http.ResponseWriter) bool {
+	for {
+		if _, ok := w.(*laneRecorder); ok {
+			return false
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			_, ok := w.(http.Flusher) // net/http's own writer
+			return ok
+		}
+		w = u.Unwrap()
+	}
 }
 
 // cancel ends a fast-path call named by notifications/cancelled and answers

@@ -25,7 +25,7 @@ func fastPathGateway(t *testing.T) (url, token string, g *Endpoint, logs *syncBu
 	t.Helper()
 	logs = &syncBuffer{}
 	url, token, g = inProcessGatewayOf(t, testSettings(t, 16), logs,
-		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo", "sleep", "crash", "roots"}, ExtraTools: []string{"who"}}),
+		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo", "sleep", "crash", "roots", "progress", "log"}, ExtraTools: []string{"who"}}),
 		fixtureSpec("b", fixture.Options{Name: "b", Tools: []string{"echo"}, ExtraTools: []string{"who"}}))
 	return url, token, g, logs
 }
@@ -74,12 +74,13 @@ func TestFastPathToolsCall(t *testing.T) {
 		}
 	}
 
-	// A progress token needs the call's own stream: the SDK path (SSE).
-	// Both paths give the same result.
+	// A call with a progress token stays on the fast path too: a server
+	// that sends no progress gets it answered as plain JSON (progress that
+	// comes is TestFastPathStreamsProgress's). The result is the same.
 	_, fastH, fast := s.post(callBody(2, "echo", `{"text":"same"}`, ""))
 	_, slowH, slow := s.post(callBody(3, "echo", `{"text":"same"}`, `{"progressToken":"p"}`))
-	if ct := slowH.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
-		t.Errorf("call with a progress token: Content-Type %q, want the SDK's SSE", ct)
+	if ct := slowH.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("call with a progress token and no progress: Content-Type %q, want application/json", ct)
 	}
 	if fastH.Get("Content-Type") != "application/json" || len(fast) != 1 || len(slow) != 1 {
 		t.Fatalf("fast %v %+v, slow %+v", fastH, fast, slow)
@@ -167,10 +168,11 @@ func TestFastPathCancel(t *testing.T) {
 	waitFor(t, 10*time.Second, "the server to see the second cancellation", func() bool { return strings.Count(logs.String(), "sleep cancelled") == 2 })
 }
 
-// TestFastPathDeclines: calls during which the server may need the call's
-// own stream go the SDK way (an SSE response): a session that set a log
-// level, a client offering sampling or elicitation, and a client offering
-// roots without a standalone stream open.
+// TestFastPathDeclines: calls during which the server may send a request
+// that needs the call's own stream go the SDK way (an SSE response): a
+// client offering sampling or elicitation, and a client offering roots
+// without a standalone stream open. A session that set a log level stays on
+// the fast path (its log messages go on the call's response, streamed).
 func TestFastPathDeclines(t *testing.T) {
 	url, token, _, _ := fastPathGateway(t)
 	for name, caps := range map[string]string{
@@ -190,7 +192,7 @@ func TestFastPathDeclines(t *testing.T) {
 		if len(replies) != 1 || replyText(t, replies[0]) != "a:who" {
 			t.Fatalf("%s: %+v", name, replies)
 		}
-		wantFast := name == "none (fast, check)"
+		wantFast := name == "none (fast, check)" || name == "logging/setLevel"
 		if fast := h.Get("Content-Type") == "application/json"; fast != wantFast {
 			t.Errorf("%s: Content-Type %q; fast path %v, want %v", name, h.Get("Content-Type"), fast, wantFast)
 		}
@@ -291,14 +293,54 @@ func TestFastPathParamsStayOnOneLine(t *testing.T) {
 }
 
 // TestFastPathProgressTokenEscaped: a progress token is found however its
-// key is written, and such a call takes the SDK path, where the gateway
-// replaces the token with one of its own.
+// key is written, and replaced upstream with one of the gateway's own: the
+// progress comes back with the caller's token.
 func TestFastPathProgressTokenEscaped(t *testing.T) {
 	url, token, _, _ := fastPathGateway(t)
 	s := newRawSession(t, url, token)
-	_, h, replies := s.post(callBody(1, "echo", `{"text":"p"}`, `{"progress\u0054oken":"mine"}`))
-	if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || len(replies) != 1 || replyText(t, replies[0]) != "p" {
-		t.Errorf("escaped progressToken: Content-Type %q, replies %+v; want the SDK path", ct, replies)
+	_, h, events := s.postEvents(callBody(1, "progress", `{"steps":1}`, `{"progress\u0054oken":"mine"}`))
+	if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || len(events) != 2 ||
+		!strings.Contains(events[0], `"method":"notifications/progress"`) || !strings.Contains(events[0], `"progressToken":"mine"`) {
+		t.Errorf("escaped progressToken: Content-Type %q, events %q; want the progress with the caller's token, then the result", ct, events)
+	}
+}
+
+// TestFastPathStreamsProgress: a call with a progress token, and one from a
+// session that set a log level, stay on the fast path; their progress and
+// log messages come on the call's response, an SSE stream, each before the
+// result, with the caller's token and the server's tag, as the server sent
+// them otherwise; the answer follows. Two sessions using the same token
+// get their own progress only.
+func TestFastPathStreamsProgress(t *testing.T) {
+	url, token, _, _ := fastPathGateway(t)
+	s := newRawSession(t, url, token)
+	for i := range 10 {
+		_, h, events := s.postEvents(callBody(10+i, "progress", `{"steps":3}`, `{"progressToken":7}`))
+		if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || len(events) != 4 {
+			t.Fatalf("run %d: Content-Type %q, events %q", i, ct, events)
+		}
+		for j, e := range events[:3] {
+			// As the fixture (a Go SDK server) wrote it, with the caller's token.
+			want := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":7,"message":"step ` + strconv.Itoa(j+1) + `/3","progress":` + strconv.Itoa(j+1) + `,"total":3}}`
+			if e != want {
+				t.Fatalf("run %d: event %d\n got %s\nwant %s", i, j, e, want)
+			}
+		}
+		if !strings.Contains(events[3], `"id":`+strconv.Itoa(10+i)+`,"result"`) {
+			t.Fatalf("run %d: last event %s, want the result", i, events[3])
+		}
+	}
+	if status, _, r := s.post(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`); status != http.StatusOK || len(r) != 1 {
+		t.Fatalf("setLevel: %d %+v", status, r)
+	}
+	_, h, events := s.postEvents(callBody(30, "log", `{"level":"info","message":"m","count":2}`, ""))
+	if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || len(events) != 3 ||
+		!strings.Contains(events[0], `"logger":"a/fixture"`) || !strings.Contains(events[1], `"data":"m 2"`) || !strings.Contains(events[2], `"result"`) {
+		t.Fatalf("log call: Content-Type %q, events %q", ct, events)
+	}
+	_, _, events = s.postEvents(callBody(31, "log", `{"level":"debug","message":"below the level"}`, ""))
+	if len(events) != 1 || !strings.Contains(events[0], `"result"`) {
+		t.Fatalf("a message below the session's level came through: %q", events)
 	}
 }
 

@@ -81,10 +81,11 @@ func startInProcess(t testing.TB, set *testSetup, log io.Writer, specs ...catalo
 	logger := zerolog.New(log)
 	agg := aggregate.New(aggregate.Options{Logger: logger, Version: "test", Audit: AuditLog(logger)})
 	opts := supervisor.Options{
-		Logger:    logger,
-		Env:       supervisor.EnvWithout(os.Environ(), auth.EnvVar),
-		NewClient: agg.NewClient,
-		Intercept: agg.Intercept,
+		Logger:       logger,
+		Env:          supervisor.EnvWithout(os.Environ(), auth.EnvVar),
+		NewClient:    agg.NewClient,
+		Intercept:    agg.Intercept,
+		ServeRequest: agg.ServeRequest,
 		OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
 			return agg.Sync(ctx, s.Name(), cs, raw)
 		},

@@ -133,12 +133,12 @@ func TestLaneServesKeepAliveCalls(t *testing.T) {
 	if got := w.call(token, sid, 5, "who"); got != "a:who" || g.lane.adopted.Load() != 2 {
 		t.Fatalf("call after the hand-back: %q, adopted %d (want the connection taken again)", got, g.lane.adopted.Load())
 	}
-	w.send(mcpPost(token, sid, callBody(6, "echo", `{"text":"sse"}`, `{"progressToken":"p"}`)))
+	w.send(mcpPost(token, sid, callBody(6, "progress", `{"steps":1}`, `{"progressToken":"p"}`)))
 	resp, body = w.response()
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		t.Fatalf("call with a progress token on a lane connection: %s %q %s", resp.Status, ct, body)
 	}
-	if r := parseReplies(t, "text/event-stream", body); len(r) != 1 || replyText(t, r[0]) != "sse" {
+	if r := parseReplies(t, "text/event-stream", body); len(r) != 2 || replyText(t, r[1]) != "done 1" {
 		t.Fatalf("SSE answer %s", body)
 	}
 	served := g.lane.served.Load()

@@ -84,6 +84,40 @@ func (s *rawSession) post(body string) (int, http.Header, []rpcReply) {
 	return resp.StatusCode, resp.Header, parseReplies(s.t, resp.Header.Get("Content-Type"), b)
 }
 
+// postEvents sends body and returns the status, the headers and each
+// message of the response as sent: the JSON body, or each SSE event's data.
+func (s *rawSession) postEvents(body string) (int, http.Header, []string) {
+	s.t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.id)
+	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		s.t.Fatalf("POST %.60s: %v", body, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp.StatusCode, resp.Header, []string{strings.TrimSpace(string(b))}
+	}
+	var out []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			out = append(out, data)
+		}
+	}
+	return resp.StatusCode, resp.Header, out
+}
+
 func parseReplies(t testing.TB, contentType string, b []byte) []rpcReply {
 	t.Helper()
 	var out []rpcReply

@@ -39,6 +39,10 @@ type sessionLimit struct {
 	// ended by the client's DELETE), so that work outside the SDK for it
 	// (fast-path calls) ends too.
 	closed func(id string)
+	// opened, if set, is told when a session's standalone stream is
+	// answered (the SDK has it then), where messages that belong to no
+	// request reach the client.
+	opened func(id string)
 
 	// Per-session bounds (limits.go): batch size, requests in flight,
 	// subscriptions.
@@ -102,6 +106,9 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 			// use of the session by the agent.
 			l.stream(id, +1)
 			defer l.stream(id, -1)
+			if l.opened != nil {
+				w = &openWriter{ResponseWriter: w, opened: func() { l.opened(id) }}
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -493,3 +500,30 @@ func (x *sessionIndex) len() int {
 	defer x.mu.Unlock()
 	return len(x.byID)
 }
+
+// openWriter tells opened once the response of a GET stream starts.
+type openWriter struct {
+	http.ResponseWriter
+	opened func()
+	once   sync.Once
+}
+
+func (w *openWriter) WriteHeader(code int) {
+	w.ResponseWriter.WriteHeader(code)
+	if code == http.StatusOK {
+		w.once.Do(w.opened)
+	}
+}
+
+func (w *openWriter) Write(p []byte) (int, error) {
+	w.once.Do(w.opened)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *openWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *openWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,11 +1,15 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,9 +33,16 @@ type RemoteOptions struct {
 	// plain client is used.
 	NewClient func(server string) *mcp.Client
 	// OnReady is called after every successful connection with the new
-	// session, from the supervising goroutine, before the session is handed
-	// to callers. The aggregator lists the server's tools here.
-	OnReady func(ctx context.Context, r *Remote, cs *mcp.ClientSession) error
+	// session and raw requests on its connection, from the supervising
+	// goroutine, before the session is handed to callers. The aggregator
+	// lists the server's tools here.
+	OnReady func(ctx context.Context, r *Remote, cs *mcp.ClientSession, raw RoundTrip) error
+	// Intercept and ServeRequest are as in Options, for what the remote
+	// sends during a raw request (see remoteRaw): notifications are
+	// relayed before the request's result, so that those of a call reach
+	// the agent first, and requests are answered as raw JSON.
+	Intercept    func(server string, n *jsonrpc.Request) bool
+	ServeRequest func(server, method string) RequestHandler
 	// Redact, if set, is applied to every message that quotes the remote
 	// (errors, log lines), so header values never reach a log.
 	Redact func(string) string
@@ -61,8 +72,18 @@ type Remote struct {
 	base  *http.Transport
 	where string // the URL without its query, for messages
 
-	lifecycle // mu guards cur too
+	lifecycle // mu guards cur and initRaw too
 	cur       *remoteSession
+	initRaw   json.RawMessage
+}
+
+// InitializeResultRaw is the remote's latest initialize result as it sent
+// it, with what the SDK's types leave out (the tasks capability); it is set
+// before OnReady runs.
+func (r *Remote) InitializeResultRaw() json.RawMessage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.initRaw
 }
 
 // NewRemote returns a supervisor for a KindRemote spec. Nothing connects
@@ -147,8 +168,9 @@ func (r *Remote) Run(ctx context.Context) {
 // connection fails (its standalone SSE stream could not be resumed, or a
 // request met 404) or when a call finds it broken.
 type remoteSession struct {
-	cs *mcp.ClientSession
-	rt *remoteTransport
+	cs  *mcp.ClientSession
+	rt  *remoteTransport
+	raw *remoteRaw // for raw requests, beside cs
 	// ended is closed when the SDK connection is over; waitErr says why.
 	ended   chan struct{}
 	waitErr error
@@ -167,16 +189,19 @@ func (s *remoteSession) markBroken(err error) {
 	})
 }
 
-// errSessionGone is why a session ends when the remote answered 404 for it:
-// it restarted, or expired the session.
-var errSessionGone = errors.New("the remote no longer knows the session (HTTP 404: restarted or expired)")
+// sessionGone is why a session ends when the remote answered status (404,
+// or a 400 that says so) for it: it restarted, or expired the session.
+func sessionGone(status int) error {
+	return fmt.Errorf("the remote no longer knows the session (HTTP %d: restarted or expired)", status)
+}
 
 // connect opens a session and runs OnReady. Errors say what the remote
 // answered, in words: an HTTP status, "unreachable", or a timeout.
 func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 	sess := &remoteSession{broken: make(chan struct{})}
-	sess.rt = &remoteTransport{base: r.base, headers: r.spec.Headers, gone: func() { sess.markBroken(errSessionGone) }}
-	tr := &mcp.StreamableClientTransport{Endpoint: r.spec.URL, HTTPClient: &http.Client{Transport: sess.rt}}
+	sess.rt = &remoteTransport{base: r.base, headers: r.spec.Headers, gone: func(status int) { sess.markBroken(sessionGone(status)) }}
+	client := &http.Client{Transport: sess.rt}
+	tr := &mcp.StreamableClientTransport{Endpoint: r.spec.URL, HTTPClient: client}
 	cctx, cancel := context.WithTimeout(ctx, r.opts.ConnectTimeout)
 	defer cancel()
 	cs, err := r.opts.NewClient(r.spec.Name).Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
@@ -187,13 +212,23 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 		return nil, r.clean(r.describe(sess.rt, fmt.Errorf("mcp handshake: %w", err)))
 	}
 	sess.cs = cs
+	r.mu.Lock()
+	r.initRaw = sess.rt.initializeResult()
+	r.mu.Unlock()
+	sess.raw = &remoteRaw{url: r.spec.URL, client: client, cs: cs}
+	if f := r.opts.Intercept; f != nil {
+		sess.raw.intercept = func(n *jsonrpc.Request) bool { return f(r.spec.Name, n) }
+	}
+	if f := r.opts.ServeRequest; f != nil {
+		sess.raw.serve = func(method string) RequestHandler { return f(r.spec.Name, method) }
+	}
 	sess.ended = make(chan struct{})
 	go func() {
 		sess.waitErr = cs.Wait()
 		close(sess.ended)
 	}()
 	if r.opts.OnReady != nil {
-		if err := r.opts.OnReady(cctx, r, cs); err != nil {
+		if err := r.opts.OnReady(cctx, r, cs, sess.raw.roundTrip); err != nil {
 			cs.Close()
 			return nil, r.clean(r.describe(sess.rt, err))
 		}
@@ -283,23 +318,43 @@ func (r *Remote) session(ctx context.Context, not *remoteSession) (*remoteSessio
 // When the remote is unreachable, the call fails with an error saying so
 // and the session is replaced with backoff.
 func (r *Remote) Do(ctx context.Context, fn func(cs *mcp.ClientSession) error) error {
+	return r.do(ctx, func(sess *remoteSession) error { return fn(sess.cs) })
+}
+
+// CallRaw sends one request with raw JSON params and returns the remote's
+// raw result, with Do's waiting, retry and errors. The bytes pass through
+// undecoded.
+func (r *Remote) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	var res json.RawMessage
+	err := r.do(ctx, func(sess *remoteSession) error {
+		var err error
+		res, err = sess.raw.roundTrip(ctx, method, params)
+		return err
+	})
+	return res, err
+}
+
+func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) error {
 	sess, err := r.session(ctx, nil)
 	if err != nil {
 		return &CallError{Server: r.spec.Name, Err: err}
 	}
-	err = fn(sess.cs)
+	err = fn(sess)
 	if err == nil {
 		return nil
 	}
-	if sess.rt.sessionGone() || errors.Is(err, mcp.ErrSessionMissing) {
-		sess.markBroken(errSessionGone)
+	if status := sess.rt.sessionGone(); status != 0 || errors.Is(err, mcp.ErrSessionMissing) {
+		if status == 0 {
+			status = http.StatusNotFound
+		}
+		sess.markBroken(sessionGone(status))
 		r.log.Info().Msg("remote session expired; re-initializing and retrying the call")
 		next, err := r.session(ctx, sess)
 		if err != nil {
 			return &CallError{Server: r.spec.Name, Err: fmt.Errorf("session expired and no new session: %w", err)}
 		}
 		sess = next
-		if err = fn(sess.cs); err == nil {
+		if err = fn(sess); err == nil {
 			return nil
 		}
 	}
@@ -346,12 +401,60 @@ const codeRejected = -32005
 type remoteTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
-	gone    func()
+	gone    func(status int)
 
 	mu        sync.Mutex
-	status    int   // status of the last non-2xx response, 0 if none
-	err       error // error of the last failed round trip, nil if none
-	goneSince bool
+	status    int      // status of the last non-2xx response, 0 if none
+	err       error    // error of the last failed round trip, nil if none
+	goneSince int      // the status that said the session is gone, 0 if none
+	initBody  *capture // the initialize response, as the remote sent it
+}
+
+// capture keeps the first bytes read from a response body.
+type capture struct {
+	io.ReadCloser
+	mu  sync.Mutex
+	buf []byte
+}
+
+const captureMax = 1 << 20
+
+func (c *capture) Read(p []byte) (int, error) {
+	n, err := c.ReadCloser.Read(p)
+	c.mu.Lock()
+	if room := captureMax - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(n, room)]...)
+	}
+	c.mu.Unlock()
+	return n, err
+}
+
+// initializeResult finds the initialize result in what the remote sent in
+// answer to initialize (a JSON body or an SSE stream).
+func (t *remoteTransport) initializeResult() json.RawMessage {
+	t.mu.Lock()
+	c := t.initBody
+	t.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	body := bytes.Clone(c.buf)
+	c.mu.Unlock()
+	candidates := [][]byte{body}
+	for _, line := range bytes.Split(body, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r"), []byte("data:")); ok {
+			candidates = append(candidates, bytes.TrimSpace(v))
+		}
+	}
+	for _, c := range candidates {
+		if msg, err := jsonrpc.DecodeMessage(c); err == nil {
+			if r, ok := msg.(*jsonrpc.Response); ok && r.Result != nil {
+				return r.Result
+			}
+		}
+	}
+	return nil
 }
 
 func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -368,10 +471,22 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header["Idempotency-Key"] = nil
 	}
 	resp, err := t.base.RoundTrip(req)
+	if err == nil && req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
+		// The initialize request: keep its answer, for what the SDK's
+		// types leave out.
+		c := &capture{ReadCloser: resp.Body}
+		resp.Body = c
+		t.mu.Lock()
+		t.initBody = c
+		t.mu.Unlock()
+	}
 	if req.Method == http.MethodDelete {
 		return resp, err // the end of a session says nothing about the remote
 	}
-	gone := false
+	gone := 0
+	if resp != nil && resp.StatusCode == http.StatusBadRequest && req.Header.Get("Mcp-Session-Id") != "" && sessionUnknown(resp) {
+		gone = http.StatusBadRequest
+	}
 	t.mu.Lock()
 	switch {
 	case err != nil:
@@ -389,14 +504,44 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		// A 404 for a known session means the remote lost it (the spec's
 		// "session terminated"); the gateway speaks a pinned protocol
 		// version that never answers 404 for anything else.
-		gone = resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != ""
-		t.goneSince = t.goneSince || gone
+		if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
+			gone = http.StatusNotFound
+		}
+		if gone != 0 && t.goneSince == 0 {
+			t.goneSince = gone
+		}
 	}
 	t.mu.Unlock()
-	if gone {
-		t.gone()
+	if gone != 0 {
+		t.gone(gone)
 	}
 	return resp, err
+}
+
+// sessionUnknown reports whether a 400 answer says that the remote does
+// not know the request's session: some servers (the TypeScript SDK's, e.g.
+// server-everything) answer a session they lost after a restart with 400
+// "Bad Request: No valid session ID provided" rather than the 404 the
+// transport asks for. The body is read (a bounded prefix) and put back.
+func sessionUnknown(resp *http.Response) bool {
+	head, err := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	if err != nil {
+		return false
+	}
+	msg := strings.ToLower(string(head))
+	if !strings.Contains(msg, "session") {
+		return false
+	}
+	for _, says := range []string{"no valid session", "session not found", "unknown session", "invalid session", "session expired", "session id not found"} {
+		if strings.Contains(msg, says) {
+			return true
+		}
+	}
+	return false
 }
 
 // last returns what the last failed exchange saw.
@@ -406,8 +551,9 @@ func (t *remoteTransport) last() (status int, err error) {
 	return t.status, t.err
 }
 
-// sessionGone reports whether the remote answered 404 for the session.
-func (t *remoteTransport) sessionGone() bool {
+// sessionGone returns the status with which the remote said it no longer
+// knows the session (404, or a 400 saying so), or 0.
+func (t *remoteTransport) sessionGone() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.goneSince

@@ -3,7 +3,6 @@ package supervisor
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -83,7 +82,7 @@ func TestRemoteReadyAndCall(t *testing.T) {
 	var readies atomic.Int32
 	var tools []string
 	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok-1"}}, RemoteOptions{
-		OnReady: func(ctx context.Context, r *Remote, cs *mcp.ClientSession) error {
+		OnReady: func(ctx context.Context, r *Remote, cs *mcp.ClientSession, _ RoundTrip) error {
 			readies.Add(1)
 			res, err := cs.ListTools(ctx, nil)
 			if err != nil {
@@ -157,12 +156,22 @@ func TestRemoteStopEndsSession(t *testing.T) {
 // that does not know the session; the next call gets 404, and the gateway
 // re-initializes and retries it once, so the caller sees no error.
 func TestRemoteRestartMidSession(t *testing.T) {
-	for _, jsonBody := range []bool{false, true} {
-		t.Run(fmt.Sprintf("jsonNotFound=%v", jsonBody), func(t *testing.T) {
-			rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok", JSONNotFound: jsonBody})
+	for _, c := range []struct {
+		name   string
+		opts   fixture.RemoteOptions
+		status string
+	}{
+		{"404", fixture.RemoteOptions{}, "404"},
+		{"404 with JSON-RPC body", fixture.RemoteOptions{JSONNotFound: true}, "404"},
+		{"400 saying the session is unknown", fixture.RemoteOptions{BadRequestUnknown: true}, "400"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			opts := c.opts
+			opts.Token = "tok"
+			rem := fixture.StartRemote(t, opts)
 			var readies atomic.Int32
 			r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
-				OnReady: func(context.Context, *Remote, *mcp.ClientSession) error { readies.Add(1); return nil },
+				OnReady: func(context.Context, *Remote, *mcp.ClientSession, RoundTrip) error { readies.Add(1); return nil },
 			})
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -182,8 +191,8 @@ func TestRemoteRestartMidSession(t *testing.T) {
 			if st.Restarts != 1 || readies.Load() != 2 || rem.Inits.Load() != 2 {
 				t.Errorf("after one remote restart: %+v, OnReady %d, initializes %d", st, readies.Load(), rem.Inits.Load())
 			}
-			if !strings.Contains(st.LastExit, "404") {
-				t.Errorf("lastExit %q does not say 404", st.LastExit)
+			if !strings.Contains(st.LastExit, c.status) {
+				t.Errorf("lastExit %q does not say %s", st.LastExit, c.status)
 			}
 		})
 	}
@@ -195,7 +204,7 @@ func TestRemoteRestartWhileIdle(t *testing.T) {
 	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
 	var readies atomic.Int32
 	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
-		OnReady: func(context.Context, *Remote, *mcp.ClientSession) error { readies.Add(1); return nil },
+		OnReady: func(context.Context, *Remote, *mcp.ClientSession, RoundTrip) error { readies.Add(1); return nil },
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -291,7 +300,9 @@ func TestRemoteUnreachable(t *testing.T) {
 func TestRemoteOnReadyError(t *testing.T) {
 	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
 	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
-		OnReady: func(context.Context, *Remote, *mcp.ClientSession) error { return errors.New("list tools: boom") },
+		OnReady: func(context.Context, *Remote, *mcp.ClientSession, RoundTrip) error {
+			return errors.New("list tools: boom")
+		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()

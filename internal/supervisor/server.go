@@ -69,6 +69,12 @@ type Options struct {
 	// whether it consumed it. The aggregator relays progress and log
 	// messages here so that they reach the agent before the call's result.
 	Intercept func(server string, n *jsonrpc.Request) bool
+	// ServeRequest, if set, is asked for each request a server sends the
+	// gateway (sampling, elicitation, roots) and returns its handler, or
+	// nil to leave the method to the SDK client (ping). Handlers get the
+	// params and give the result as raw JSON, so that they are relayed as
+	// the server and the agent wrote them.
+	ServeRequest func(server, method string) RequestHandler
 	// MaxMessageBytes bounds one message from a server; a larger response
 	// fails its call and the server stays usable. Zero means
 	// DefaultMaxMessageBytes.
@@ -105,6 +111,7 @@ type Server struct {
 	lifecycle           // mu guards cur and pid too
 	cur       *instance // the live instance, when ready
 	pid       int
+	initRaw   json.RawMessage // the latest start's initialize result, as sent
 }
 
 // instance is one start of a server: its process and the session over it.
@@ -144,6 +151,15 @@ func (s *Server) Name() string { return s.spec.Name }
 
 // Spec returns the spec the server was created from.
 func (s *Server) Spec() catalog.ServerSpec { return s.spec }
+
+// InitializeResultRaw is the server's latest initialize result as it sent
+// it, with what the SDK's types leave out (the tasks capability); it is set
+// before OnReady runs.
+func (s *Server) InitializeResultRaw() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initRaw
+}
 
 // Status is a snapshot of a server for /health. It never holds envs or
 // config values: /health is served without a token.
@@ -302,7 +318,11 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 	if s.opts.Intercept != nil {
 		intercept = func(n *jsonrpc.Request) bool { return s.opts.Intercept(s.spec.Name, n) }
 	}
-	t := &lineTransport{r: proc.stdout, w: proc.stdin, maxBytes: s.opts.MaxMessageBytes, intercept: intercept, noise: func(line []byte) {
+	var serve func(string) RequestHandler
+	if s.opts.ServeRequest != nil {
+		serve = func(method string) RequestHandler { return s.opts.ServeRequest(s.spec.Name, method) }
+	}
+	t := &lineTransport{r: proc.stdout, w: proc.stdin, maxBytes: s.opts.MaxMessageBytes, intercept: intercept, serve: serve, noise: func(line []byte) {
 		s.log.Warn().Str("stream", "stdout-noise").Msg(s.opts.Redact(string(line)))
 	}}
 	cctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
@@ -327,6 +347,9 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 		return nil, withTail(fmt.Errorf("mcp handshake: %w", err), proc.tail.last(5))
 	}
 	inst := &instance{proc: proc, cs: cs, conn: t.conn, ended: make(chan struct{})}
+	s.mu.Lock()
+	s.initRaw = t.conn.initializeResult()
+	s.mu.Unlock()
 	go func() {
 		_ = cs.Wait()
 		close(inst.ended)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,9 @@ type lineTransport struct {
 	// intercept, if set, sees every notification before the SDK does, on
 	// the reader goroutine; returning true consumes it.
 	intercept func(*jsonrpc.Request) bool
+	// serve, if set, answers requests from the server past the SDK (see
+	// Options.ServeRequest).
+	serve func(method string) RequestHandler
 	// conn is the connection Connect made, for raw calls.
 	conn *lineConn
 }
@@ -53,6 +57,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		intercept: t.intercept,
 		raw:       newRawCalls(),
 	}
+	t.conn.served = newServed(t.serve, t.conn.Write)
 	return t.conn, nil
 }
 
@@ -63,6 +68,12 @@ type lineConn struct {
 	noise     func([]byte)
 	intercept func(*jsonrpc.Request) bool
 	raw       *rawCalls
+	served    *served
+	// The initialize request's id, and its result as the server sent it
+	// (what the SDK's types do not hold, such as the tasks capability).
+	initMu     sync.Mutex
+	initID     jsonrpc.ID
+	initResult json.RawMessage
 
 	wmu sync.Mutex // serializes writes so each message is one line
 	w   io.WriteCloser
@@ -109,11 +120,25 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		if req, ok := msg.(*jsonrpc.Request); ok && !req.ID.IsValid() && c.intercept != nil && c.intercept(req) {
 			continue
 		}
-		if c.raw.deliver(msg) {
+		if c.raw.deliver(msg) || c.served.take(msg) {
 			continue
+		}
+		if resp, ok := msg.(*jsonrpc.Response); ok {
+			c.initMu.Lock()
+			if c.initID.IsValid() && resp.ID == c.initID {
+				c.initResult = resp.Result
+			}
+			c.initMu.Unlock()
 		}
 		return msg, nil
 	}
+}
+
+// initializeResult is the server's initialize result as it sent it.
+func (c *lineConn) initializeResult() json.RawMessage {
+	c.initMu.Lock()
+	defer c.initMu.Unlock()
+	return c.initResult
 }
 
 func (c *lineConn) report(line []byte) {
@@ -195,6 +220,11 @@ func oversizeResponse(prefix []byte, size, max int) jsonrpc.Message {
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
+		c.initMu.Lock()
+		c.initID = req.ID
+		c.initMu.Unlock()
+	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
@@ -214,6 +244,7 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 func (c *lineConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.raw.end(errors.New("connection closed"))
+		c.served.close()
 		werr := c.w.Close()
 		rerr := c.r.Close()
 		c.closeErr = errors.Join(werr, rerr)

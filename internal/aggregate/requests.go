@@ -1,0 +1,166 @@
+package aggregate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// UpstreamCapabilities is what the gateway offers every server at
+// initialize: each client capability an agent may have, so that a server
+// offers what it has (a server may publish a tool only to clients with URL
+// elicitation). Whether the agent a request goes to has it is checked per
+// request (see ServeRequest).
+func UpstreamCapabilities() *mcp.ClientCapabilities {
+	return &mcp.ClientCapabilities{
+		RootsV2:     &mcp.RootCapabilities{ListChanged: true},
+		Sampling:    &mcp.SamplingCapabilities{Context: &mcp.SamplingContextCapabilities{}, Tools: &mcp.SamplingToolsCapabilities{}},
+		Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}, URL: &mcp.URLElicitationCapabilities{}},
+	}
+}
+
+// ServeRequest returns the handler for a request server sends the gateway
+// (sampling, elicitation, roots), or nil for one the SDK client answers
+// (ping). The request goes to the agent session whose call the server is
+// handling (see caller), as the bytes the server sent, and the agent's
+// answer goes back as the bytes the agent sent.
+func (g *Gateway) ServeRequest(server, method string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	switch method {
+	case "sampling/createMessage":
+		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			var p struct {
+				Tools          json.RawMessage `json:"tools"`
+				ToolChoice     json.RawMessage `json:"toolChoice"`
+				IncludeContext string          `json:"includeContext"`
+			}
+			_ = json.Unmarshal(params, &p)
+			feature, supports := "sampling", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil }
+			switch {
+			case p.Tools != nil || p.ToolChoice != nil:
+				feature, supports = "sampling with tools", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil && c.Sampling.Tools != nil }
+			case p.IncludeContext != "" && p.IncludeContext != "none":
+				feature, supports = "sampling with context", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil && c.Sampling.Context != nil }
+			}
+			return g.relayRequest(ctx, server, method, params, feature, supports)
+		}
+	case "elicitation/create":
+		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			var p struct {
+				Mode string `json:"mode"`
+				URL  string `json:"url"`
+			}
+			_ = json.Unmarshal(params, &p)
+			if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
+				return g.relayRequest(ctx, server, method, params, "URL elicitation", func(c *mcp.ClientCapabilities) bool {
+					return c.Elicitation != nil && c.Elicitation.URL != nil
+				})
+			}
+			// Form mode. A client that declared only URL mode has no forms;
+			// one that declared neither is from before modes (forms).
+			return g.relayRequest(ctx, server, method, params, "elicitation", func(c *mcp.ClientCapabilities) bool {
+				return c.Elicitation != nil && (c.Elicitation.Form != nil || c.Elicitation.URL == nil)
+			})
+		}
+	case "roots/list":
+		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return g.rootsRaw(ctx, server, params)
+		}
+	}
+	return nil
+}
+
+// relayRequest sends a server's request to the agent session that called
+// it, after checking that the agent's client has the feature: otherwise
+// the server gets an MCP error at once rather than a hang.
+func (g *Gateway) relayRequest(ctx context.Context, server, method string, params json.RawMessage, feature string, supports func(*mcp.ClientCapabilities) bool) (json.RawMessage, error) {
+	c, err := g.caller(server, feature, supports)
+	if err != nil {
+		return nil, err
+	}
+	return g.ask(ctx, c.ctx, c.ss, method, params)
+}
+
+// ask sends a request to an agent session on the stream of callCtx (a
+// call's handler context; a request sent with another goes to the
+// session's standalone stream) and returns its raw answer. It ends when
+// either context does.
+func (g *Gateway) ask(ctx, callCtx context.Context, ss *mcp.ServerSession, method string, params json.RawMessage) (json.RawMessage, error) {
+	a := agentConnOf(ss)
+	if a == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "mcp-gateway: cannot relay " + method + " with this SDK version"}
+	}
+	callCtx, cancel := context.WithCancel(callCtx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	res, err := a.request(callCtx, method, params)
+	if err != nil {
+		return nil, agentError(method, err)
+	}
+	return res, nil
+}
+
+// agentError is what the server gets when the agent's answer is an error:
+// the agent's own JSON-RPC error as it is, else an internal error saying
+// what went wrong on the way.
+func agentError(method string, err error) error {
+	if wire, ok := err.(*jsonrpc.Error); ok {
+		return wire
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp-gateway: %s to the agent: %v", method, err)}
+}
+
+// rootsWait bounds a roots/list asked outside any call: it travels on the
+// session's standalone stream, which a client may not read.
+const rootsWait = 10 * time.Second
+
+// rootsRaw answers a server's roots/list with the roots of the agent
+// session whose call the server is handling, asked on that call's stream.
+// Outside any call, the roots of the only agent session connected, when it
+// has roots; otherwise (no session, several, or one without roots) the
+// list is empty.
+func (g *Gateway) rootsRaw(ctx context.Context, server string, params json.RawMessage) (json.RawMessage, error) {
+	hasRoots := func(ss *mcp.ServerSession) bool {
+		ip := ss.InitializeParams()
+		return ip == nil || (ip.Capabilities != nil && ip.Capabilities.RootsV2 != nil)
+	}
+	empty := json.RawMessage(`{"roots":[]}`)
+	if c, _ := g.calls.latest(server); c != nil && c.ss != nil && c.ctx.Err() == nil {
+		if !hasRoots(c.ss) {
+			return empty, nil
+		}
+		return g.ask(ctx, c.ctx, c.ss, "roots/list", params)
+	}
+	var only *mcp.ServerSession
+	n := 0
+	for ss := range g.server.Sessions() {
+		only = ss
+		n++
+	}
+	if n != 1 || only.InitializeParams() == nil || !hasRoots(only) {
+		return empty, nil
+	}
+	g.mu.RLock()
+	reachable := g.reachable
+	g.mu.RUnlock()
+	if reachable != nil && !reachable(only) {
+		return empty, nil // no stream to ask it on: a request would wait in vain
+	}
+	ctx, cancel := context.WithTimeout(ctx, rootsWait)
+	defer cancel()
+	return g.ask(ctx, context.Background(), only, "roots/list", params)
+}
+
+// SetReachable tells the gateway how to know whether an agent session can
+// be sent a request outside any call (over HTTP: it holds a standalone GET
+// stream open). Without it, every session can (stdio). Call it before
+// serving.
+func (g *Gateway) SetReachable(f func(*mcp.ServerSession) bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reachable = f
+}

@@ -1,0 +1,462 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tasks (protocol 2025-11-25): a tools/call with "task" in its params makes
+// the server answer at once with a task, which the agent then polls
+// (tasks/get), fetches (tasks/result), lists (tasks/list) or cancels
+// (tasks/cancel); the server reports changes with notifications/tasks/status.
+// The Go SDK v1.8.0 knows none of these, so they are relayed as raw JSON.
+// The gateway gives each task an id of its own: two servers may use the same
+// ids, and an agent must reach only its own tasks (servers see one client,
+// the gateway, for every agent session).
+
+// taskRoute is where an exported task id leads.
+type taskRoute struct {
+	up      Upstream
+	orig    string             // the server's task id
+	session *mcp.ServerSession // the agent session that created it
+}
+
+// taskTable maps exported task ids to their servers, and back.
+type taskTable struct {
+	mu     sync.Mutex
+	byID   map[string]taskRoute
+	byOrig map[taskKey]string
+}
+
+type taskKey struct{ server, orig string }
+
+func newTaskTable() *taskTable {
+	return &taskTable{byID: make(map[string]taskRoute), byOrig: make(map[taskKey]string)}
+}
+
+// export returns the exported id of a server's task, minting one for a task
+// the table has not seen.
+func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := taskKey{up.Name(), orig}
+	if id, ok := t.byOrig[k]; ok {
+		return id
+	}
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	id := "task-" + hex.EncodeToString(b[:])
+	t.byID[id] = taskRoute{up: up, orig: orig, session: ss}
+	t.byOrig[k] = id
+	return id
+}
+
+func (t *taskTable) lookup(id string) (taskRoute, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.byID[id]
+	return r, ok
+}
+
+func (t *taskTable) exported(server, orig string) (string, taskRoute, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id, ok := t.byOrig[taskKey{server, orig}]
+	return id, t.byID[id], ok
+}
+
+// maxTasks is how many tasks the table holds before it drops those of
+// sessions that are gone.
+const maxTasks = 1024
+
+func (t *taskTable) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byID)
+}
+
+// forget drops the tasks of sessions that are gone.
+func (t *taskTable) forget(live func(*mcp.ServerSession) bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for id, r := range t.byID {
+		if !live(r.session) {
+			delete(t.byID, id)
+			delete(t.byOrig, taskKey{r.up.Name(), r.orig})
+		}
+	}
+}
+
+// IsTaskRequest reports whether a request is one Task answers: a tasks/*
+// method, or a tools/call whose params ask for a task.
+func IsTaskRequest(method string, params json.RawMessage) bool {
+	switch method {
+	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
+		return true
+	case "tools/call":
+		// Most calls are not tasks: spare them the decoding (a key spelled
+		// with escapes has a backslash).
+		if !bytes.Contains(params, []byte(`"task"`)) && !bytes.Contains(params, []byte(`\`)) {
+			return false
+		}
+		var p struct {
+			Task json.RawMessage `json:"task"`
+		}
+		return json.Unmarshal(params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
+	}
+	return false
+}
+
+// Task answers a request of ss for which IsTaskRequest holds, with the
+// result as raw JSON. Its params go to the server as the agent sent them,
+// the tool name and task id mapped to the server's.
+func (g *Gateway) Task(ctx context.Context, ss *mcp.ServerSession, method string, params json.RawMessage) (json.RawMessage, error) {
+	if len(params) == 0 {
+		params = json.RawMessage(`{}`)
+	}
+	if method == "tools/call" {
+		return g.callTask(ctx, ss, params)
+	}
+	if method == "tasks/list" {
+		return g.listTasks(ctx, ss)
+	}
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.TaskID == "" {
+		return nil, invalidParams("%s: missing taskId", method)
+	}
+	r, ok := g.tasks.lookup(p.TaskID)
+	if !ok || r.session != ss {
+		return nil, invalidParams("unknown task %q", p.TaskID)
+	}
+	out, err := setString(params, "taskId", r.orig)
+	if err != nil {
+		return nil, invalidParams("%s: %v", method, err)
+	}
+	server := r.up.Name()
+	// tasks/result may run long, and the server may ask the agent things
+	// meanwhile (elicitation, sampling): they go to this session.
+	_, done := g.calls.begin(ctx, ss, server)
+	res, err := callRaw(ctx, r.up, method, out)
+	done()
+	if err != nil {
+		return nil, upstreamError(server, err)
+	}
+	switch method {
+	case "tasks/get", "tasks/cancel": // a Task
+		return setString(res, "taskId", p.TaskID)
+	case "tasks/result": // the request's result, which names its task in _meta
+		return g.relatedTask(res, server, p.TaskID), nil
+	}
+	return res, nil
+}
+
+// callRaw sends a raw request to up, which must take raw requests.
+func callRaw(ctx context.Context, up Upstream, method string, params json.RawMessage) (json.RawMessage, error) {
+	rc, ok := up.(RawCaller)
+	if !ok {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("server %q does not take %s through the gateway", up.Name(), method)}
+	}
+	res, err := rc.CallRaw(ctx, method, params)
+	if err == nil && (len(res) == 0 || res[0] != '{') {
+		err = fmt.Errorf("%s result is not an object: %.40s", method, res)
+	}
+	return res, err
+}
+
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+// relatedTask rewrites the task id in a result's _meta related-task.
+func (g *Gateway) relatedTask(res json.RawMessage, server, exported string) json.RawMessage {
+	var r struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(res, &r) != nil || r.Meta[relatedTaskKey] == nil {
+		return res
+	}
+	rel, err := setString(r.Meta[relatedTaskKey], "taskId", exported)
+	if err != nil {
+		return res
+	}
+	var meta json.RawMessage
+	if err := json.Unmarshal(res, &struct {
+		Meta *json.RawMessage `json:"_meta"`
+	}{&meta}); err != nil {
+		return res
+	}
+	if meta, err = setMember(meta, relatedTaskKey, rel); err != nil {
+		return res
+	}
+	if out, err := setMember(res, "_meta", meta); err == nil {
+		return out
+	}
+	return res
+}
+
+// callTask forwards a task-augmented tools/call and exports the task id of
+// the CreateTaskResult.
+func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		Name string `json:"name"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, invalidParams("tools/call: %v", err)
+	}
+	g.mu.RLock()
+	r, ok := g.tools.routes[p.Name]
+	g.mu.RUnlock()
+	if !ok {
+		return nil, invalidParams("unknown tool %q", p.Name)
+	}
+	if r.name != p.Name {
+		var err error
+		if params, err = setString(params, "name", r.name); err != nil {
+			return nil, invalidParams("tools/call: %v", err)
+		}
+	}
+	server := r.up.Name()
+	_, done := g.calls.begin(ctx, ss, server)
+	res, err := callRaw(ctx, r.up, "tools/call", params)
+	done()
+	if err != nil {
+		return nil, upstreamError(server, err)
+	}
+	var created struct {
+		Task json.RawMessage `json:"task"`
+	}
+	if json.Unmarshal(res, &created) != nil || len(created.Task) == 0 {
+		return res, nil // a server that ran the call at once
+	}
+	var task struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(created.Task, &task) != nil || task.TaskID == "" {
+		return res, nil
+	}
+	if g.tasks.size() > maxTasks {
+		g.tasks.forget(func(s *mcp.ServerSession) bool {
+			for live := range g.server.Sessions() {
+				if live == s {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	id := g.tasks.export(r.up, task.TaskID, ss)
+	t, err := setString(created.Task, "taskId", id)
+	if err != nil {
+		return nil, upstreamError(server, err)
+	}
+	return setMember(res, "task", t)
+}
+
+// listTasks merges tasks/list of every server that offers tasks, keeping
+// the tasks of ss only, in server order; the merged list is one page.
+func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.RawMessage, error) {
+	g.mu.RLock()
+	var ups []Upstream
+	for _, s := range g.serversLocked() {
+		if g.taskCaps[s] != nil {
+			ups = append(ups, g.upstreams[s])
+		}
+	}
+	g.mu.RUnlock()
+	var items []json.RawMessage
+	var errs []error
+	var only json.RawMessage // the one server's first page, when one has tasks
+	for _, up := range ups {
+		tasks, first, err := allTasks(ctx, up)
+		if len(ups) == 1 {
+			only = first
+		}
+		if err != nil {
+			errs = append(errs, upstreamError(up.Name(), err))
+			continue
+		}
+		for _, b := range tasks {
+			var t struct {
+				TaskID string `json:"taskId"`
+			}
+			if json.Unmarshal(b, &t) != nil {
+				continue
+			}
+			id, r, ok := g.tasks.exported(up.Name(), t.TaskID)
+			if !ok || r.session != ss {
+				continue // another session's, or not made through this gateway
+			}
+			if b, err = setString(b, "taskId", id); err == nil {
+				items = append(items, b)
+			}
+		}
+	}
+	if len(items) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	list := encodeList("tasks", items, "")
+	if only != nil && !bytes.Contains(only, []byte(`"nextCursor"`)) {
+		// One server, one page: its result as it sent it (its _meta), with
+		// the session's tasks.
+		var page struct {
+			Tasks json.RawMessage `json:"tasks"`
+		}
+		if json.Unmarshal(list, &page) == nil {
+			if out, err := setMember(only, "tasks", page.Tasks); err == nil {
+				return out, nil
+			}
+		}
+	}
+	return list, nil
+}
+
+// allTasks returns every task a server lists, all pages, as raw JSON, and
+// its first page's result.
+func allTasks(ctx context.Context, up Upstream) (all []json.RawMessage, first json.RawMessage, err error) {
+	seen := make(map[string]bool)
+	params := json.RawMessage(`{}`)
+	for {
+		res, err := callRaw(ctx, up, "tasks/list", params)
+		if err != nil {
+			return nil, nil, err
+		}
+		if first == nil {
+			first = res
+		}
+		page, next, err := itemsOf(res, "tasks")
+		if err != nil {
+			return nil, nil, err
+		}
+		all = append(all, page...)
+		if next == "" || seen[next] {
+			return all, first, nil
+		}
+		seen[next] = true
+		if params, err = json.Marshal(map[string]string{"cursor": next}); err != nil {
+			return nil, nil, err
+		}
+	}
+}
+
+// InitializeRawer is an Upstream that keeps its server's initialize result
+// as raw JSON, for what the SDK's types do not hold (the tasks capability).
+type InitializeRawer interface {
+	InitializeResultRaw() json.RawMessage
+}
+
+// tasksCapability is the tasks capability up's server offered, or nil.
+func tasksCapability(up Upstream) json.RawMessage {
+	ir, ok := up.(InitializeRawer)
+	if !ok {
+		return nil
+	}
+	var r struct {
+		Capabilities struct {
+			Tasks json.RawMessage `json:"tasks"`
+		} `json:"capabilities"`
+	}
+	if json.Unmarshal(ir.InitializeResultRaw(), &r) != nil || len(r.Capabilities.Tasks) == 0 || string(r.Capabilities.Tasks) == "null" {
+		return nil
+	}
+	return r.Capabilities.Tasks
+}
+
+// withTasks adds the tasks capability to an initialize result when a
+// server offers it: the one server's as it offered it, or the union of
+// several.
+func (g *Gateway) withTasks(res mcp.Result) mcp.Result {
+	g.mu.RLock()
+	var merged json.RawMessage
+	for _, s := range g.serversLocked() {
+		if c := g.taskCaps[s]; c != nil {
+			merged = mergeObjects(merged, c)
+		}
+	}
+	g.mu.RUnlock()
+	if merged == nil {
+		return res
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		return res
+	}
+	var r struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+	}
+	if json.Unmarshal(b, &r) != nil || r.Capabilities == nil {
+		return res
+	}
+	caps, err := setMember(r.Capabilities, "tasks", merged)
+	if err != nil {
+		return res
+	}
+	if b, err = setMember(b, "capabilities", caps); err != nil {
+		return res
+	}
+	return &rawResult{raw: b}
+}
+
+// mergeObjects returns the union of two JSON objects, recursively; a's
+// value wins where both have a member that is not an object in both.
+func mergeObjects(a, b json.RawMessage) json.RawMessage {
+	if a == nil {
+		return b
+	}
+	var ma, mb map[string]json.RawMessage
+	if json.Unmarshal(a, &ma) != nil || json.Unmarshal(b, &mb) != nil || ma == nil || mb == nil {
+		return a
+	}
+	for k, vb := range mb {
+		if va, ok := ma[k]; ok {
+			ma[k] = mergeObjects(va, vb)
+		} else {
+			ma[k] = vb
+		}
+	}
+	out, err := json.Marshal(ma)
+	if err != nil {
+		return a
+	}
+	return out
+}
+
+// relayTaskStatus sends a server's notifications/tasks/status to the agent
+// session that owns the task, with the task's exported id.
+func (g *Gateway) relayTaskStatus(server string, params json.RawMessage) {
+	var t struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &t) != nil {
+		return
+	}
+	id, r, ok := g.tasks.exported(server, t.TaskID)
+	if !ok {
+		// A status sent before the call that made the task has its
+		// answer: the task is that call's, which is in flight.
+		c, _ := g.calls.latest(server)
+		g.mu.RLock()
+		up := g.upstreams[server]
+		g.mu.RUnlock()
+		if c == nil || c.ss == nil || up == nil {
+			return
+		}
+		id = g.tasks.export(up, t.TaskID, c.ss)
+		r = taskRoute{up: up, orig: t.TaskID, session: c.ss}
+	}
+	p, err := setString(params, "taskId", id)
+	if err != nil {
+		return
+	}
+	if a := agentConnOf(r.session); a != nil {
+		_ = a.notification(context.Background(), "notifications/tasks/status", p)
+	}
+}

@@ -1,0 +1,77 @@
+package endpoint
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+// TestTasksThroughTheEndpoint: a task-augmented tools/call and the tasks/*
+// methods, which the Go SDK's server does not know, reach the server that
+// made the task, over HTTP, for a session on the fast path and for one the
+// SDK path serves (its client offers sampling).
+func TestTasksThroughTheEndpoint(t *testing.T) {
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 0), &strings.Builder{}, fixtureSpec("a", fixture.Options{Name: "a", Tasks: true}))
+	for _, caps := range []string{`{}`, `{"sampling":{}}`} {
+		s := newRawSessionWith(t, url, token, caps)
+		one := func(body string) json.RawMessage {
+			t.Helper()
+			status, _, replies := s.post(body)
+			if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil {
+				t.Fatalf("%s: %d %+v", body, status, replies)
+			}
+			return replies[0].Result
+		}
+		var created struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+				Status string `json:"status"`
+			} `json:"task"`
+		}
+		res := one(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"task_echo","arguments":{"n":7},"task":{"ttl":60000}}}`)
+		if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskID == "" || created.Task.TaskID == "1" {
+			t.Fatalf("caps %s: tools/call with task: %s", caps, res)
+		}
+		id := created.Task.TaskID
+		if got := one(`{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"` + id + `"}}`); !strings.Contains(string(got), `"taskId":"`+id+`"`) {
+			t.Errorf("caps %s: tasks/get: %s", caps, got)
+		}
+		if got := one(`{"jsonrpc":"2.0","id":3,"method":"tasks/result","params":{"taskId":"` + id + `"}}`); !strings.Contains(string(got), `task result of a: {\"n\":7}`) {
+			t.Errorf("caps %s: tasks/result: %s", caps, got)
+		}
+		if got := one(`{"jsonrpc":"2.0","id":4,"method":"tasks/list","params":{}}`); !strings.Contains(string(got), `"taskId":"`+id+`"`) {
+			t.Errorf("caps %s: tasks/list: %s", caps, got)
+		}
+		if got := one(`{"jsonrpc":"2.0","id":5,"method":"tasks/cancel","params":{"taskId":"` + id + `"}}`); !strings.Contains(string(got), `"taskId":"`+id+`"`) {
+			t.Errorf("caps %s: tasks/cancel: %s", caps, got)
+		}
+	}
+}
+
+// TestRootsWhenTheAgentArrives: a server asks for roots at its start,
+// before any agent, and gets none. An agent with roots arriving over HTTP
+// makes it ask again once the agent's standalone stream is open (where a
+// request outside any call reaches it), and it gets that agent's roots.
+func TestRootsWhenTheAgentArrives(t *testing.T) {
+	logs := &syncBuffer{}
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 0), logs, fixtureSpec("a", fixture.Options{Name: "a", AskRoots: true}))
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	client.AddRoots(&mcp.Root{URI: "file:///agent/project", Name: "project"})
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}},
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	waitFor(t, 20*time.Second, "the server to get the agent's roots", func() bool {
+		return strings.Contains(logs.String(), "fixture: roots now [file:///agent/project]")
+	})
+}

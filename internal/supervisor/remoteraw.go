@@ -1,0 +1,200 @@
+package supervisor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// remoteRaw sends requests to a remote past the SDK's client session, in
+// the session the SDK opened: a POST of its own per request, whose response
+// (JSON, or an SSE stream) it reads itself. So the result comes back as the
+// bytes the remote sent, and whatever the remote sends on that stream
+// before the result is handled first, in order: progress and log messages
+// go to the gateway's intercept, requests (sampling, elicitation, roots) to
+// served, whose answers are POSTed back. The SDK client hands a call's
+// result over at once but queues notifications for another goroutine, so
+// with it the last progress message of a call could reach the agent after
+// the result. (The SDK's connection cannot be wrapped instead: the client
+// talks to it through an unexported interface, to start its standalone
+// stream and set the protocol version header.)
+type remoteRaw struct {
+	url       string
+	client    *http.Client
+	cs        *mcp.ClientSession
+	intercept func(*jsonrpc.Request) bool
+	serve     func(method string) RequestHandler
+	n         atomic.Uint64
+	maxBytes  int
+}
+
+// roundTrip is a RoundTrip on the remote session.
+func (r *remoteRaw) roundTrip(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	var body bytes.Buffer
+	id := fmt.Sprintf("%s%d", rawIDPrefix, r.n.Add(1))
+	body.WriteString(`{"jsonrpc":"2.0","id":"` + id + `","method":`)
+	m, _ := json.Marshal(method)
+	body.Write(m)
+	body.WriteString(`,"params":`)
+	if err := json.Compact(&body, params); err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("params: %v", err)}
+	}
+	body.WriteString("}")
+	resp, err := r.post(ctx, body.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", method, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if msg, err := jsonrpc.DecodeMessage(b); err == nil {
+			if res, ok := msg.(*jsonrpc.Response); ok && res.Error != nil {
+				return nil, fmt.Errorf("%s: HTTP %d: %w", method, resp.StatusCode, res.Error)
+			}
+		}
+		if resp.StatusCode == http.StatusNotFound {
+			return nil, fmt.Errorf("%s: %w", method, mcp.ErrSessionMissing)
+		}
+		return nil, fmt.Errorf("%s: %s", method, resp.Status)
+	}
+	served := newServed(r.serve, r.answer)
+	defer served.close()
+	res, err := r.read(ctx, resp, id, served)
+	if ctx.Err() != nil {
+		// Tell the remote, as the SDK client does for its own requests.
+		p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the agent cancelled the call"})
+		_ = r.send(context.Background(), &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
+		return nil, ctx.Err()
+	}
+	return res, err
+}
+
+// read handles the messages of a request's response until the response to
+// id, and returns its result.
+func (r *remoteRaw) read(ctx context.Context, resp *http.Response, id string, served *served) (json.RawMessage, error) {
+	max := r.maxBytes
+	if max <= 0 {
+		max = DefaultMaxMessageBytes
+	}
+	handle := func(data []byte) (json.RawMessage, bool, error) {
+		msg, err := jsonrpc.DecodeMessage(data)
+		if err != nil {
+			return nil, false, nil // not a message: the SDK skips it too
+		}
+		switch m := msg.(type) {
+		case *jsonrpc.Response:
+			if got, _ := m.ID.Raw().(string); got != id {
+				return nil, false, nil
+			}
+			if m.Error != nil {
+				var wire *jsonrpc.Error
+				if errors.As(m.Error, &wire) {
+					return nil, true, wire
+				}
+				return nil, true, m.Error
+			}
+			return m.Result, true, nil
+		case *jsonrpc.Request:
+			switch {
+			case !m.ID.IsValid() && r.intercept != nil && r.intercept(m):
+			case served.take(m):
+			case m.ID.IsValid():
+				// A request nobody relays: ping gets its answer, others an
+				// error, so that the remote does not wait.
+				out := &jsonrpc.Response{ID: m.ID, Result: json.RawMessage(`{}`)}
+				if m.Method != "ping" {
+					out = &jsonrpc.Response{ID: m.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcp-gateway: " + m.Method + " is not relayed on this stream"}}
+				}
+				_ = r.answer(ctx, out)
+			}
+		}
+		return nil, false, nil
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, int64(max)+1))
+		if err != nil {
+			return nil, fmt.Errorf("read the response: %w", err)
+		}
+		if res, ok, err := handle(b); ok {
+			return res, err
+		}
+		return nil, fmt.Errorf("the remote's response is not the answer: %.80s", b)
+	}
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 0, 64<<10), max)
+	var data []byte
+	for sc.Scan() {
+		line := sc.Bytes()
+		if len(line) == 0 { // end of an event
+			if len(data) > 0 {
+				if res, ok, err := handle(data); ok {
+					return res, err
+				}
+			}
+			data = data[:0]
+			continue
+		}
+		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			if len(data) > 0 {
+				data = append(data, '\n')
+			}
+			data = append(data, bytes.TrimPrefix(v, []byte(" "))...)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read the response stream: %w", err)
+	}
+	return nil, errors.New("the remote's response stream ended before the answer")
+}
+
+// answer POSTs a response to a request of the remote.
+func (r *remoteRaw) answer(ctx context.Context, msg jsonrpc.Message) error {
+	return r.send(ctx, msg)
+}
+
+// send POSTs a notification or a response, which the remote accepts with
+// 202 and no body.
+func (r *remoteRaw) send(ctx context.Context, msg jsonrpc.Message) error {
+	b, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return err
+	}
+	resp, err := r.post(ctx, b)
+	if err != nil {
+		return err
+	}
+	io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return errors.New(resp.Status)
+	}
+	return nil
+}
+
+func (r *remoteRaw) post(ctx context.Context, body []byte) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if id := r.cs.ID(); id != "" {
+		req.Header.Set("Mcp-Session-Id", id)
+	}
+	version := ProtocolVersion
+	if ir := r.cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+		version = ir.ProtocolVersion
+	}
+	req.Header.Set("Mcp-Protocol-Version", version)
+	return r.client.Do(req)
+}
