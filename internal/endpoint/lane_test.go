@@ -240,6 +240,34 @@ func TestLaneEndsCallOfClientGone(t *testing.T) {
 	waitFor(t, 10*time.Second, "the server to see the cancellation", func() bool { return strings.Contains(logs.String(), "sleep cancelled") })
 }
 
+// TestLaneReleasesClosedConnection: an idle lane connection the client
+// closes leaves the lane at once, so a closed client holds nothing.
+// (FuzzLaneWire's settling wait once seemed to say otherwise: the
+// connection that stayed was its http.Client's, idle in the client's pool
+// and still open.)
+func TestLaneReleasesClosedConnection(t *testing.T) {
+	url, token, g, _ := startGateway(t, testSettings(t, 16), &syncBuffer{})
+	sid := newRawSession(t, url, token).id
+	conns := func() int {
+		g.lane.mu.Lock()
+		defer g.lane.mu.Unlock()
+		return len(g.lane.conns)
+	}
+	for i := range 3 {
+		w := dialWire(t, url)
+		w.call(token, sid, 2*i+1, "who")
+		w.call(token, sid, 2*i+2, "who")
+		if conns() != 1 {
+			t.Fatalf("lane connections %d, want 1", conns())
+		}
+		w.c.Close()
+		waitFor(t, 10*time.Second, "the lane to release the closed connection", func() bool { return conns() == 0 })
+	}
+	if g.lane.served.Load() != 3 {
+		t.Fatalf("served %d, want 3", g.lane.served.Load())
+	}
+}
+
 // startGateway runs an in-process gateway with one fixture server "a"
 // (echo, sleep, who).
 func startGateway(t *testing.T, set *testSetup, logs io.Writer) (url, token string, g *Endpoint, stop func() error) {
