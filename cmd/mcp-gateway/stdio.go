@@ -150,7 +150,7 @@ func (t *drainTransport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{Connection: c, grace: t.grace, task: t.task, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{},
+	return &drainConn{Connection: c, grace: t.grace, task: t.task, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listed: map[string]bool{},
 		changed: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
@@ -163,8 +163,24 @@ type drainConn struct {
 	pending   map[jsonrpc.ID]bool // calls read and not yet answered
 	cancelled map[jsonrpc.ID]bool // calls the client cancelled before their answer: it is not sent
 	changed   chan struct{}       // signalled when pending shrinks
+	listed    map[string]bool     // kinds of list the client asked for: "tools", "prompts", "resources"
 	closed    chan struct{}
 	closeOnce sync.Once
+}
+
+// listKind names the list a list request or a list_changed notification is
+// about ("tools", "prompts", "resources"; templates count as resources, as
+// the notification does), or "" for any other method.
+func listKind(method string) string {
+	switch method {
+	case "tools/list", "notifications/tools/list_changed":
+		return "tools"
+	case "prompts/list", "notifications/prompts/list_changed":
+		return "prompts"
+	case "resources/list", "resources/templates/list", "notifications/resources/list_changed":
+		return "resources"
+	}
+	return ""
 }
 
 func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
@@ -198,6 +214,9 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		switch {
 		case req.IsCall():
 			c.pending[req.ID] = true
+			if kind := listKind(req.Method); kind != "" {
+				c.listed[kind] = true
+			}
 		case req.Method == "notifications/cancelled":
 			// The receiver of a cancellation should not answer the request
 			// (a server connected directly does not), but the SDK answers
@@ -221,6 +240,22 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	// A list_changed about a list the client never asked for carries no
+	// news, and one sent while the servers' prompts and resources are first
+	// named can reach a client before its initialize answer (a client reading
+	// "one answer per request" then takes it for the answer). Such a
+	// notification is not sent; once the client has listed that kind, every
+	// change is.
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() {
+		if kind := listKind(req.Method); kind != "" {
+			c.mu.Lock()
+			listed := c.listed[kind]
+			c.mu.Unlock()
+			if !listed {
+				return nil
+			}
+		}
+	}
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
 		dropped := c.cancelled[resp.ID]
