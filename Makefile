@@ -60,7 +60,7 @@ fuzz:
 soak:
 	$(GO) test -race -tags soak -run Soak -count=1 ./cmd/mcp-gateway/
 
-# The benchmark of issue 6 (bench/main.go): the real gateway over HTTP against
+# The benchmark (bench/main.go): the real gateway over HTTP against
 # stdio servers, one table with the targets; about three minutes. Flags go in
 # BENCH_FLAGS, e.g. BENCH_FLAGS='-profile /tmp/prof'.
 bench:

@@ -20,7 +20,7 @@ import (
 // sessionCounts are the concurrency levels of the throughput rows.
 var sessionCounts = [...]int{1, 8, 32}
 
-// Targets of issue 6, on its 2-core machine.
+// The performance targets, for a 2-core machine.
 const (
 	targetCPUPerCall   = 150 * time.Microsecond // at 8 sessions
 	targetRateShare    = 0.5                    // gateway/direct calls/s at 1 session

@@ -2,7 +2,7 @@
 // binary, launches it as the sandbox SDKs do, drives it over real HTTP on
 // 127.0.0.1 with the Go SDK client against stdio MCP servers of ours (this
 // binary re-executed as internal/fixture), and prints one Markdown table of
-// the numbers issue 6 asks for, each next to its target.
+// the numbers the README's benchmark table shows, each next to its target.
 //
 //	go run ./bench            # full run, two to three minutes
 //	go run ./bench -only launch -servers 64 -target-reps 31   # one line, more pairs

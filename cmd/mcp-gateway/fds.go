@@ -13,7 +13,7 @@ import (
 // pid-file lock and ready pipe (fds 4 and 3 of the background gateway), and
 // whatever the caller (the SDK's process agent) leaked into the command.
 // Without this a server would hold the pid-file lock, keep the ready pipe
-// open and see the caller's pipes (issue 5: servers get stdin, stdout and
+// open and see the caller's pipes (servers get stdin, stdout and
 // stderr only). The descriptors stay open and usable in this process.
 //
 // Call it first thing in main, before any child is started. Without /proc

@@ -18,7 +18,7 @@ import (
 )
 
 // TestSecretsStayPut runs servers that print their own secrets and checks,
-// issue 5 item 1: the token and every envs value are masked in the log and in
+// the token and every envs value are masked in the log and in
 // the error an agent sees; each server's envs reach that server only; no
 // process of the gateway's tree carries the token in its environment or
 // argv; and no server or install process inherits a file descriptor of the

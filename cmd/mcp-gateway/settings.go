@@ -168,7 +168,7 @@ func parseFlags(c command, args []string, stderr io.Writer) (*settings, *flag.Fl
 
 // defaultProcs is 1: the gateway moves bytes between sockets and pipes, and
 // with one CPU its goroutines hand work to each other on one thread instead
-// of waking another; that was 15% of its CPU per forwarded call (issue 6).
+// of waking another; that was 15% of its CPU per forwarded call.
 // In a sandbox of one or two vCPUs, the agent and the servers need the rest.
 // It applies once every server has started (applyProcs): the start is a
 // burst of process starts and handshakes, and with one CPU each start of a

@@ -20,7 +20,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
-// End-to-end tests of issue 4, "a supervisor you can trust": real gateway
+// End-to-end tests of the supervisor: real gateway
 // binary, real server processes, real MCP clients over HTTP.
 
 // waitFor polls cond until it holds or the deadline passes.

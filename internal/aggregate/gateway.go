@@ -271,7 +271,7 @@ func (g *Gateway) serversLocked() []string {
 // once the gateway is open (ready), in the background, and requests about
 // them wait until every server's are in (waitExtras). Listing them up front
 // was three more round trips per server while all servers were starting:
-// ~50 ms of a 64-server launch on 2 cores (issue 6).
+// ~50 ms of a 64-server launch on 2 cores.
 func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession, raw RoundTrip) error {
 	caps := cs.InitializeResult().Capabilities
 	if caps == nil {

@@ -82,7 +82,7 @@ func (m *named[T]) rebuild(servers []string, ups map[string]Upstream) bool {
 		}
 	}
 	// Compared as values, not as JSON: encoding 6,400 tools to compare
-	// them was a fifth of the gateway's CPU from launch to ready (issue 6).
+	// them was a fifth of the gateway's CPU from launch to ready.
 	// The two can differ only where JSON cannot tell (nil or empty), and
 	// then an agent gets one list_changed too many, never one too few.
 	// What only the raw bytes hold (a tool's execution) is compared as

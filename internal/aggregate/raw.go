@@ -26,7 +26,7 @@ var ErrNeedsSession = errors.New("aggregate: the call needs the session's own st
 
 // CallToolRaw forwards a tools/call whose params are raw JSON and returns the
 // upstream's result as the bytes it sent: no Go types in between. It is the
-// gateway's hot path (issue 6); the SDK path (callTool) costs several times
+// gateway's hot path; the SDK path (callTool) costs several times
 // more CPU per call, in decoding and encoding the result on both sides.
 //
 // The caller answers the agent on the request's own HTTP response, outside

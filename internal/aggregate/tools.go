@@ -116,7 +116,7 @@ type rawTool struct {
 // listToolsRaw lists tools as the SDK client does, without what a gateway
 // does not need: the client decodes every schema into maps and encodes it
 // again to check x-mcp-header annotations, a third of the gateway's CPU
-// from launch to ready at 64 servers (issue 6); here a schema stays the
+// from launch to ready at 64 servers; here a schema stays the
 // bytes the server sent (and is served so). It reports false, having
 // changed nothing, for anything it does not take exactly as the SDK client
 // would (see rawListable), or that fails in any way. The caller then lists

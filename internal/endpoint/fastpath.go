@@ -23,7 +23,7 @@ import (
 // SDK path decodes a request into Go types, runs it through its handlers,
 // encodes the result and frames it as an SSE stream; for a forwarded call
 // that is done again on the upstream side. Here a call's result goes from the
-// server's stdout to the agent as the bytes the server wrote (issue 6).
+// server's stdout to the agent as the bytes the server wrote.
 //
 // It takes only what it fully understands: a single request with an id, on a
 // session the SDK holds, from a client that accepts JSON responses. What it

@@ -24,7 +24,7 @@ import (
 )
 
 // The lane serves the tools/list and tools/call requests of a keep-alive
-// connection without net/http (issue 6). net/http costs a fast-path call
+// connection without net/http. net/http costs a fast-path call
 // about a third of the gateway's CPU: a full header parse into maps, a
 // request context, a background reader started and stopped per request, the
 // response machinery. Once net/http has answered a request through the fast

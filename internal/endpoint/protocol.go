@@ -200,7 +200,7 @@ type wireMessage struct {
 // It decodes with the JSON package the SDK itself uses: member names match
 // exactly, as JSON-RPC requires (encoding/json would take "JSONRPC" for
 // "jsonrpc"), and the members are not copied out of the body; every request
-// passes here, so its cost is paid on every call (issue 6).
+// passes here, so its cost is paid on every call.
 func checkMessage(raw json.RawMessage) (*rpcMessage, *jsonrpc.Error) {
 	msg := &rpcMessage{}
 	if len(raw) == 0 || raw[0] != '{' {

@@ -22,7 +22,7 @@ const DefaultMaxSessions = 1024
 
 // sessionLimit bounds the number of MCP sessions by count, never by idle
 // time: a sandbox may be paused for days with its agents' sessions open, and
-// an idle timer would tear them down on resume (issue 4). When a new session
+// an idle timer would tear them down on resume. When a new session
 // would exceed the bound, the least recently used one is closed; the SDK's
 // handler then answers its id with 404, which tells the client to
 // initialize again.

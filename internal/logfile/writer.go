@@ -14,7 +14,7 @@ const flushInterval = 100 * time.Millisecond
 
 // Writer batches the background gateway's audit lines (one per forwarded
 // call) into few writes: a write system call per line was 5% of the gateway's
-// CPU per call (issue 6). Everything else in the log is written at once, so
+// CPU per call. Everything else in the log is written at once, so
 // servers' stderr and startup lines are on disk when someone looks. A line
 // at warn or above (a failed call) is written at once, after everything
 // buffered before it; others wait at most flushInterval. Close writes the

@@ -22,7 +22,7 @@ const rawIDPrefix = "mcp-gateway-raw-"
 // the params go out and the result comes back as the bytes the server sent,
 // neither decoded into Go types nor encoded again. A forwarded tools/call
 // needs nothing more, and decoding and re-encoding its result was most of
-// the gateway's cost per call (issue 6). They share the connection, and its
+// the gateway's cost per call. They share the connection, and its
 // reader, with the session.
 type rawCalls struct {
 	mu      sync.Mutex

@@ -31,7 +31,7 @@ func shellLine(runCmd string) string {
 // VAR=value assignments into the program's argv and the assignments, so that
 // the supervisor can start the server without a shell. A shell per server
 // cost a process start each, which at 64 servers was most of the gateway's
-// launch overhead (issue 6). ok is false for anything else: the shell runs it.
+// launch overhead. ok is false for anything else: the shell runs it.
 func directCommand(runCmd string) (argv, assigns []string, ok bool) {
 	var words []string
 	var quotedName []bool // whether the word's text before '=' had quotes
