@@ -59,8 +59,8 @@ func (g *sizeGuard) after(req *interceptor.Request) interceptor.Decision {
 // value.
 type secretGuard struct {
 	refuse   bool
-	values   []secretValue // longest first
-	patterns bool
+	values   []secretValue  // longest first
+	patterns []tokenPattern // nil unless the guard looks for token formats
 }
 
 type secretValue struct {
@@ -70,26 +70,35 @@ type secretValue struct {
 // tokenPatterns are credential formats with a fixed, distinctive prefix and
 // a long random body: real tool output (hashes, UUIDs, base64, commit ids)
 // does not look like them, so they rarely give false positives. Each must
-// stand alone (not inside a longer word).
-var tokenPatterns = []struct {
+// stand alone (not inside a longer word). They are compiled only for a
+// guard that uses them: compiled at package init they cost every start of
+// the binary (launch, serve, version) about 3 ms.
+type tokenPattern struct {
 	name string
 	re   *regexp.Regexp
-}{
-	{"a GitHub token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})\b`)},
-	{"a GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
-	{"an AWS access key id", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{"a Slack token", regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[0-9A-Za-z-]{10,}\b`)},
-	{"an Anthropic API key", regexp.MustCompile(`\bsk-ant-[a-z0-9]{2,8}-[A-Za-z0-9_-]{80,}`)},
-	{"an OpenAI API key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}\b`)},
-	{"a Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
-	{"a Stripe secret key", regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{24,}\b`)},
-	{"a Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z]{34}\b`)},
-	{"an E2B API key", regexp.MustCompile(`\be2b_[0-9a-f]{40}\b`)},
-	{"a private key", regexp.MustCompile(`-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----`)},
+}
+
+func tokenPatterns() []tokenPattern {
+	return []tokenPattern{
+		{"a GitHub token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})\b`)},
+		{"a GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
+		{"an AWS access key id", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+		{"a Slack token", regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[0-9A-Za-z-]{10,}\b`)},
+		{"an Anthropic API key", regexp.MustCompile(`\bsk-ant-[a-z0-9]{2,8}-[A-Za-z0-9_-]{80,}`)},
+		{"an OpenAI API key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}\b`)},
+		{"a Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+		{"a Stripe secret key", regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{24,}\b`)},
+		{"a Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z]{34}\b`)},
+		{"an E2B API key", regexp.MustCompile(`\be2b_[0-9a-f]{40}\b`)},
+		{"a private key", regexp.MustCompile(`-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----`)},
+	}
 }
 
 func newSecretGuard(spec Spec, servers []catalog.ServerSpec) *secretGuard {
-	g := &secretGuard{refuse: spec.Mode == "refuse", patterns: spec.Patterns}
+	g := &secretGuard{refuse: spec.Mode == "refuse"}
+	if spec.Patterns {
+		g.patterns = tokenPatterns()
+	}
 	seen := map[string]bool{}
 	add := func(v, name string) {
 		v = strings.TrimSpace(v)
@@ -158,7 +167,7 @@ func (g *secretGuard) after(req *interceptor.Request) interceptor.Decision {
 // document with them masked and a description of the first found ("" for
 // none).
 func (g *secretGuard) scan(doc json.RawMessage) (json.RawMessage, string) {
-	if len(doc) == 0 || (len(g.values) == 0 && !g.patterns) {
+	if len(doc) == 0 || (len(g.values) == 0 && len(g.patterns) == 0) {
 		return doc, ""
 	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
@@ -222,14 +231,12 @@ func (g *secretGuard) mask(s string) (string, string) {
 			s = strings.ReplaceAll(s, sv.value, redact.Mask)
 		}
 	}
-	if g.patterns {
-		for _, p := range tokenPatterns {
-			if p.re.MatchString(s) {
-				if found == "" {
-					found = p.name
-				}
-				s = p.re.ReplaceAllString(s, redact.Mask)
+	for _, p := range g.patterns {
+		if p.re.MatchString(s) {
+			if found == "" {
+				found = p.name
 			}
+			s = p.re.ReplaceAllString(s, redact.Mask)
 		}
 	}
 	return s, found

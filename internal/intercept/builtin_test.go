@@ -142,7 +142,7 @@ func TestSecretPatternsOnRealOutput(t *testing.T) {
 	if out, err := exec.Command("git", "-C", root, "log", "-n", "300", "--stat", "--format=%H %an <%ae> %s%n%b").Output(); err == nil {
 		corpus = append(corpus, string(out))
 	}
-	g := &secretGuard{patterns: true}
+	g := &secretGuard{patterns: tokenPatterns()}
 	for _, text := range corpus {
 		for _, line := range strings.Split(text, "\n") {
 			if _, found := g.mask(line); found != "" {
@@ -153,7 +153,7 @@ func TestSecretPatternsOnRealOutput(t *testing.T) {
 }
 
 func TestSecretPatternsMatchRealFormats(t *testing.T) {
-	g := &secretGuard{patterns: true}
+	g := &secretGuard{patterns: tokenPatterns()}
 	for _, tok := range []string{
 		"ghp_" + strings.Repeat("A1b2", 9),
 		"github_pat_" + strings.Repeat("a", 22) + "_" + strings.Repeat("B", 59),
