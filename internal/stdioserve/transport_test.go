@@ -1,4 +1,4 @@
-package main
+package stdioserve
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestStdioListChangedOnlyAfterListing: a list_changed about a list the
+// TestListChangedOnlyAfterListing: a list_changed about a list the
 // client has not asked for is not written (it could precede the client's
 // initialize answer); once the client listed that kind, every change is.
-func TestStdioListChangedOnlyAfterListing(t *testing.T) {
+func TestListChangedOnlyAfterListing(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	serverT, clientT := mcp.NewInMemoryTransports()
-	server, err := (&drainTransport{inner: serverT, grace: time.Second}).Connect(ctx)
+	server, err := (&Transport{Inner: serverT, Grace: time.Second}).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,213 @@
+// Package stdioserve serves one MCP session of the merged server over a
+// process's stdin and stdout (mcp-gateway's stdio mode) the way a command-line
+// client expects from a server it pipes to: every request read before EOF is
+// answered, a request the client cancelled is not, and nothing is said about
+// a list the client never asked for.
+package stdioserve
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
+)
+
+// New returns a Transport on in and out. out is never closed: the process may
+// still need it, and closing it is the exit's job.
+func New(in io.Reader, out io.Writer, grace time.Duration) *Transport {
+	return &Transport{Inner: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}, Grace: grace}
+}
+
+// nopWriteCloser keeps the MCP transport from closing stdout.
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// Transport answers what was asked before stdin closed, except what
+// the client cancelled. The SDK ends a
+// session at EOF and cancels the requests still in flight, so
+// `printf '<initialize>\n<tools/list>\n' | mcp-gateway stdio` would print
+// only the first answer, or none. Its connection holds EOF back until every
+// request read so far has its response written, or grace has passed.
+//
+// It also answers task requests (aggregate.IsTaskRequest) with task, as the
+// HTTP endpoint does: the SDK's server does not know them.
+type Transport struct {
+	// Inner is the transport the client's messages come on (stdin and
+	// stdout, see New).
+	Inner mcp.Transport
+	// Grace bounds how long EOF is held back for answers still pending.
+	Grace time.Duration
+	// Task answers task requests; nil leaves them to the SDK.
+	Task func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+}
+
+// Connect implements mcp.Transport.
+func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &drainConn{Connection: c, grace: t.Grace, task: t.Task, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listed: map[string]bool{},
+		changed: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+}
+
+type drainConn struct {
+	mcp.Connection
+	grace time.Duration
+	task  func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+
+	mu        sync.Mutex
+	pending   map[jsonrpc.ID]bool // calls read and not yet answered
+	cancelled map[jsonrpc.ID]bool // calls the client cancelled before their answer: it is not sent
+	changed   chan struct{}       // signalled when pending shrinks
+	listed    map[string]bool     // kinds of list the client asked for: "tools", "prompts", "resources"
+	closed    chan struct{}
+	closeOnce sync.Once
+}
+
+// listKind names the list a list request or a list_changed notification is
+// about ("tools", "prompts", "resources"; templates count as resources, as
+// the notification does), or "" for any other method.
+func listKind(method string) string {
+	switch method {
+	case "tools/list", "notifications/tools/list_changed":
+		return "tools"
+	case "prompts/list", "notifications/prompts/list_changed":
+		return "prompts"
+	case "resources/list", "resources/templates/list", "notifications/resources/list_changed":
+		return "resources"
+	}
+	return ""
+}
+
+func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	msg, err := c.Connection.Read(ctx)
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			c.drain(ctx)
+		}
+		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.task != nil && aggregate.IsTaskRequest(req.Method, req.Params) {
+		c.mu.Lock()
+		c.pending[req.ID] = true
+		c.mu.Unlock()
+		go func() {
+			res, err := c.task(context.WithoutCancel(ctx), req.Method, req.Params)
+			resp := &jsonrpc.Response{ID: req.ID, Result: res}
+			if err != nil {
+				var wire *jsonrpc.Error
+				if !errors.As(err, &wire) {
+					wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
+				}
+				resp.Result, resp.Error = nil, wire
+			}
+			_ = c.Write(context.Background(), resp)
+		}()
+		return c.Read(ctx)
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		c.mu.Lock()
+		switch {
+		case req.IsCall():
+			c.pending[req.ID] = true
+			if kind := listKind(req.Method); kind != "" {
+				c.listed[kind] = true
+			}
+		case req.Method == "notifications/cancelled":
+			// The receiver of a cancellation should not answer the request
+			// (a server connected directly does not), but the SDK answers
+			// "context canceled" once the handler returns: that answer is
+			// dropped in Write. Marked before the SDK reads the notification,
+			// so before the handler learns of it. Only a call still pending
+			// is marked, so a later call reusing an answered id is answered.
+			var p struct {
+				RequestID any `json:"requestId"`
+			}
+			if json.Unmarshal(req.Params, &p) == nil {
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil && c.pending[id] {
+					delete(c.pending, id)
+					c.cancelled[id] = true
+				}
+			}
+		}
+		c.mu.Unlock()
+	}
+	return msg, nil
+}
+
+func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	// A list_changed about a list the client never asked for carries no
+	// news, and one sent while the servers' prompts and resources are first
+	// named can reach a client before its initialize answer (a client reading
+	// "one answer per request" then takes it for the answer). Such a
+	// notification is not sent; once the client has listed that kind, every
+	// change is.
+	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() {
+		if kind := listKind(req.Method); kind != "" {
+			c.mu.Lock()
+			listed := c.listed[kind]
+			c.mu.Unlock()
+			if !listed {
+				return nil
+			}
+		}
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		dropped := c.cancelled[resp.ID]
+		delete(c.cancelled, resp.ID)
+		c.mu.Unlock()
+		if dropped {
+			return nil
+		}
+	}
+	err := c.Connection.Write(ctx, msg)
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		delete(c.pending, resp.ID)
+		c.mu.Unlock()
+		select {
+		case c.changed <- struct{}{}:
+		default:
+		}
+	}
+	return err
+}
+
+func (c *drainConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closed) })
+	return c.Connection.Close()
+}
+
+// drain waits until every pending call is answered, grace passes, or the
+// connection is closed.
+func (c *drainConn) drain(ctx context.Context) {
+	timer := time.NewTimer(c.grace)
+	defer timer.Stop()
+	for {
+		c.mu.Lock()
+		n := len(c.pending)
+		c.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-c.changed:
+		case <-timer.C:
+			return
+		case <-c.closed:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
