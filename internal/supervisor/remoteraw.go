@@ -145,6 +145,11 @@ func (r *remoteRaw) read(ctx context.Context, resp *http.Response, id string, se
 			continue
 		}
 		if v, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+			// The scanner bounds a line; an event of many data lines is
+			// bounded as a whole, like a JSON answer.
+			if len(data)+1+len(v) > max {
+				return nil, fmt.Errorf("read the response stream: an event is larger than %d bytes", max)
+			}
 			if len(data) > 0 {
 				data = append(data, '\n')
 			}
