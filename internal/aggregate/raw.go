@@ -67,7 +67,7 @@ func (g *Gateway) CallToolStream(ctx context.Context, ss *mcp.ServerSession, par
 // hasProgressToken is a quick look for a progress token in params; the
 // call itself decodes _meta.
 func hasProgressToken(params json.RawMessage) bool {
-	return bytes.Contains(params, []byte("progress")) || bytes.Contains(params, []byte(`\u`))
+	return bytes.Contains(params, []byte("progressToken")) || bytes.Contains(params, []byte(`\u`))
 }
 
 func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify) (json.RawMessage, error) {

@@ -104,8 +104,9 @@ func IsTaskRequest(method string, params json.RawMessage) bool {
 		return true
 	case "tools/call":
 		// Most calls are not tasks: spare them the decoding (a key spelled
-		// with escapes has a backslash).
-		if !bytes.Contains(params, []byte(`"task"`)) && !bytes.Contains(params, []byte(`\`)) {
+		// with escapes has a \u; other escapes, common in arguments, cannot
+		// spell "task").
+		if !bytes.Contains(params, []byte(`"task"`)) && !bytes.Contains(params, []byte(`\u`)) {
 			return false
 		}
 		var p struct {

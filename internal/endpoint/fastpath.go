@@ -270,14 +270,12 @@ func canFlush(w http.ResponseWriter) bool {
 // cancel ends a fast-path call named by notifications/cancelled and answers
 // 202 like the SDK; a cancellation of anything else is the SDK's.
 func (f *fastPath) cancel(w http.ResponseWriter, sid string, msg *rpcMessage) bool {
-	var p struct {
-		RequestID json.RawMessage `json:"requestId"`
-	}
-	if json.Unmarshal(msg.Params, &p) != nil || len(p.RequestID) == 0 {
+	id := cancelledID(msg)
+	if id == nil {
 		return false
 	}
 	f.mu.Lock()
-	stop, ok := f.calls[fastCallKey{sid, string(bytes.TrimSpace(p.RequestID))}]
+	stop, ok := f.calls[fastCallKey{sid, string(id)}]
 	f.mu.Unlock()
 	if !ok {
 		return false

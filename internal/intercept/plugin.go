@@ -44,7 +44,7 @@ type pluginRunner struct {
 
 // Backoff between restarts of a failing plugin: none after the first
 // failure, then from pluginBackoffMin doubling to pluginBackoffMax.
-var (
+const (
 	pluginBackoffMin   = 250 * time.Millisecond
 	pluginBackoffMax   = 30 * time.Second
 	pluginStartTimeout = 10 * time.Second
@@ -218,7 +218,7 @@ func stop(client *plugin.Client, pgid int, graceful bool) {
 }
 
 // pluginStopGrace bounds a graceful stop (go-plugin's own grace is 2 s).
-var pluginStopGrace = 3 * time.Second
+const pluginStopGrace = 3 * time.Second
 
 // hclogTo writes go-plugin's own warnings and errors (a plugin that fails
 // its handshake, panics) to the gateway's log.
