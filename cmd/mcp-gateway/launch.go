@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/auth"
+	"github.com/mcp-gateway/mcp-gateway/internal/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/logfile"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
 )
@@ -32,10 +33,10 @@ type bootstrap struct {
 // Before it, any number of progress lines may come: one server's step, for
 // a launch on a terminal.
 type readyMsg struct {
-	OK       bool           `json:"ok"`
-	Error    string         `json:"error,omitempty"`
-	Summary  summary        `json:"summary"`
-	Progress *progressEvent `json:"progress,omitempty"`
+	OK       bool              `json:"ok"`
+	Error    string            `json:"error,omitempty"`
+	Summary  gateway.Summary   `json:"summary"`
+	Progress *gateway.Progress `json:"progress,omitempty"`
 }
 
 // Extra files of the background gateway: fd 3 is the ready pipe, fd 4 the
@@ -78,7 +79,7 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var progress func(progressEvent)
+	var progress func(gateway.Progress)
 	if isTerminal(stderr) {
 		p := newProgressPrinter(stderr, progressDelay)
 		defer p.stop()
@@ -93,7 +94,7 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // progress, if not nil, is told of each server's steps as the gateway
 // reports them.
-func launch(ctx context.Context, set *settings, raw []byte, token string, lock *os.File, stdout io.Writer, progress func(progressEvent)) error {
+func launch(ctx context.Context, set *settings, raw []byte, token string, lock *os.File, stdout io.Writer, progress func(gateway.Progress)) error {
 	// The token's directory first, with its own mode, in case it is the
 	// log's too (the token file itself is written below).
 	if err := os.MkdirAll(dirOf(set.TokenFile), 0o700); err != nil {
@@ -217,10 +218,10 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 
 // startResult is how a launch's wait for the gateway ended.
 type startResult struct {
-	ok      bool    // ready, with the token file written: print summary, exit 0
-	summary summary // what the gateway reports ready with
-	err     error   // why not ok; nil when the gateway ended without saying
-	stop    bool    // the gateway may be running and must be told to stop
+	ok      bool            // ready, with the token file written: print summary, exit 0
+	summary gateway.Summary // what the gateway reports ready with
+	err     error           // why not ok; nil when the gateway ended without saying
+	stop    bool            // the gateway may be running and must be told to stop
 }
 
 // awaitStart waits for both the gateway's report (msgc) and the token file

@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+	"github.com/mcp-gateway/mcp-gateway/internal/gateway"
 )
 
 // TestLaunch runs the gateway as the SDKs do and uses it as an agent would:
@@ -413,7 +414,7 @@ func TestLaunchTokenFileUnwritable(t *testing.T) {
 // and the token file is written, whichever comes last, and fails as soon as
 // either fails, the start times out, or the launch is interrupted.
 func TestAwaitStart(t *testing.T) {
-	ready := readyMsg{OK: true, Summary: summary{Listen: ":50005", Servers: 1}}
+	ready := readyMsg{OK: true, Summary: gateway.Summary{Listen: ":50005", Servers: 1}}
 	boom := errors.New("write token file: disk full")
 	type step struct {
 		ready, failed bool  // a message from the gateway

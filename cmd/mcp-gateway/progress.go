@@ -8,39 +8,9 @@ import (
 	"time"
 
 	"github.com/mattn/go-isatty"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/gateway"
 )
-
-// progressEvent is one server's step while the gateway starts, for a
-// person watching a slow start (npx downloading, dozens of servers).
-type progressEvent struct {
-	Server  string        `json:"server"`
-	Ready   bool          `json:"ready,omitempty"`
-	Failed  bool          `json:"failed,omitempty"`
-	Elapsed time.Duration `json:"elapsed,omitempty"`
-	Tools   int           `json:"tools,omitempty"`
-}
-
-func (e progressEvent) String() string {
-	switch {
-	case e.Failed:
-		return fmt.Sprintf("%s: failed after %s", e.Server, elapsed(e.Elapsed))
-	case e.Ready:
-		return fmt.Sprintf("%s: ready in %s (%s)", e.Server, elapsed(e.Elapsed), plural(e.Tools, "tool"))
-	default:
-		return e.Server + ": starting"
-	}
-}
-
-// elapsed shows milliseconds under a second ("300ms") and a tenth of a
-// second above, always with its decimal ("2.1s", "2.0s"): time.Duration's
-// own String would print a round 2s as "2s", and a column of times reads
-// better when they all look alike.
-func elapsed(d time.Duration) string {
-	if d < time.Second {
-		return fmt.Sprintf("%dms", d.Round(time.Millisecond).Milliseconds())
-	}
-	return fmt.Sprintf("%.1fs", d.Round(100*time.Millisecond).Seconds())
-}
 
 // progressDelay is how long a start may take before progress is shown: a
 // quick start prints only its summary line.
@@ -63,19 +33,19 @@ type progressPrinter struct {
 	mu      sync.Mutex
 	live    bool
 	done    bool
-	order   []string                 // servers in the order first seen
-	pending map[string]progressEvent // each server's latest event, before going live
+	order   []string                    // servers in the order first seen
+	pending map[string]gateway.Progress // each server's latest event, before going live
 }
 
 // newProgressPrinter returns a printer writing to w after delay.
 func newProgressPrinter(w io.Writer, delay time.Duration) *progressPrinter {
-	p := &progressPrinter{w: w, pending: map[string]progressEvent{}}
+	p := &progressPrinter{w: w, pending: map[string]gateway.Progress{}}
 	p.timer = time.AfterFunc(delay, p.goLive)
 	return p
 }
 
 // add records e, printing it if the delay has passed.
-func (p *progressPrinter) add(e progressEvent) {
+func (p *progressPrinter) add(e gateway.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {

@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+	"github.com/mcp-gateway/mcp-gateway/internal/gateway"
 )
 
 // openPTY opens a pseudo-terminal pair (posix_openpt, unlockpt, ptsname by
@@ -141,24 +142,24 @@ func TestServeProgressOnTerminal(t *testing.T) {
 func TestProgressPrinter(t *testing.T) {
 	var out bytes.Buffer
 	p := newProgressPrinter(&out, time.Hour) // goes live by hand below
-	p.add(progressEvent{Server: "a"})
-	p.add(progressEvent{Server: "b"})
-	p.add(progressEvent{Server: "a", Ready: true, Elapsed: 340 * time.Millisecond, Tools: 3})
+	p.add(gateway.Progress{Server: "a"})
+	p.add(gateway.Progress{Server: "b"})
+	p.add(gateway.Progress{Server: "a", Ready: true, Elapsed: 340 * time.Millisecond, Tools: 3})
 	if out.Len() != 0 {
 		t.Fatalf("printed before the delay: %q", out.String())
 	}
 	p.goLive()
-	p.add(progressEvent{Server: "b", Ready: true, Elapsed: 2140 * time.Millisecond, Tools: 1})
-	p.add(progressEvent{Server: "c", Failed: true, Elapsed: 2500 * time.Millisecond})
-	p.add(progressEvent{Server: "e", Ready: true, Elapsed: 2 * time.Second, Tools: 2})
+	p.add(gateway.Progress{Server: "b", Ready: true, Elapsed: 2140 * time.Millisecond, Tools: 1})
+	p.add(gateway.Progress{Server: "c", Failed: true, Elapsed: 2500 * time.Millisecond})
+	p.add(gateway.Progress{Server: "e", Ready: true, Elapsed: 2 * time.Second, Tools: 2})
 	p.stop()
-	p.add(progressEvent{Server: "d"})
+	p.add(gateway.Progress{Server: "d"})
 	want := "a: ready in 340ms (3 tools)\nb: starting\nb: ready in 2.1s (1 tool)\nc: failed after 2.5s\ne: ready in 2.0s (2 tools)\n"
 	if out.String() != want {
 		t.Errorf("printed\n%s\nwant\n%s", out.String(), want)
 	}
 	quiet := newProgressPrinter(&out, 20*time.Millisecond)
-	quiet.add(progressEvent{Server: "x"})
+	quiet.add(gateway.Progress{Server: "x"})
 	quiet.stop()
 	if strings.Contains(out.String(), "x:") {
 		t.Errorf("a start that ended before the delay printed: %q", out.String())

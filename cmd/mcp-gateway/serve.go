@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"runtime/pprof"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/auth"
+	"github.com/mcp-gateway/mcp-gateway/internal/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/logfile"
 )
 
@@ -63,21 +63,31 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	os.Unsetenv(auth.EnvVar)
-	ln, err := net.Listen("tcp", set.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
-	g := newGateway(set, specs, token, log)
+	cfg := set.gatewayConfig(token, log)
 	stopProgress := func() {}
 	if isTerminal(stderr) {
 		p := newProgressPrinter(stderr, progressDelay)
-		g.progress, stopProgress = p.add, p.stop
+		cfg.Progress, stopProgress = p.add, p.stop
 	}
 	defer stopProgress()
-	return g.run(ctx, ln, func(s summary) {
-		stopProgress()
-		fmt.Fprintln(stdout, s)
+	g := gateway.New(specs, cfg)
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	stopProgress()
+	fmt.Fprintln(stdout, g.Summary())
+	return serveUntil(ctx, g, log)
+}
+
+// serveUntil lets g serve until ctx is done (SIGINT, SIGTERM), then shuts
+// it down; a failure of the HTTP endpoint ends it sooner, with its error.
+func serveUntil(ctx context.Context, g *gateway.Gateway, log zerolog.Logger) error {
+	stop := context.AfterFunc(ctx, func() {
+		log.Info().Msg("shutting down")
+		g.Shutdown(context.Background())
 	})
+	defer stop()
+	return g.Wait()
 }
 
 // serveToken finds the token for a foreground gateway: the environment, then
@@ -163,16 +173,17 @@ func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", set.Listen)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
-	}
 	log.Info().Str("listen", set.Listen).Int("pid", os.Getpid()).Int("servers", len(specs)).Msg("gateway starting")
-	g := newGateway(set, specs, boot.Token, log)
+	cfg := set.gatewayConfig(boot.Token, log)
 	if progress {
-		g.progress = func(e progressEvent) { report(readyMsg{Progress: &e}) }
+		cfg.Progress = func(e gateway.Progress) { report(readyMsg{Progress: &e}) }
 	}
-	return g.run(ctx, ln, func(s summary) { report(readyMsg{OK: true, Summary: s}) })
+	g := gateway.New(specs, cfg)
+	if err := g.Start(ctx); err != nil {
+		return err
+	}
+	report(readyMsg{OK: true, Summary: g.Summary()})
+	return serveUntil(ctx, g, log)
 }
 
 // envCPUProfile names a file the background gateway writes a CPU profile to,

@@ -6,15 +6,18 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	mcpgateway "github.com/mcp-gateway/mcp-gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/endpoint"
+	"github.com/mcp-gateway/mcp-gateway/internal/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
 )
 
@@ -60,8 +63,6 @@ const (
 	defaultCatalogFile = "/etc/mcp-gateway/catalog.json"
 	defaultServersDir  = "/opt/mcp-gateway/servers"
 	defaultPIDFile     = "/var/run/mcp-gateway.pid"
-	// The SDKs give the command 60 s; 55 leaves time to report and clean up.
-	defaultStartupTimeout = 55 * time.Second
 )
 
 func (s *settings) register(fs *flag.FlagSet) {
@@ -73,8 +74,8 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.CatalogFile, "catalog", defaultCatalogFile, "catalog override file (adds or replaces entries)")
 	fs.StringVar(&s.ServersDir, "servers-dir", defaultServersDir, "where GitHub servers are cloned")
 	fs.StringVar(&s.PIDFile, "pid-file", defaultPIDFile, "pid file, locked while a gateway runs")
-	fs.DurationVar(&s.StartupTimeout, "startup-timeout", defaultStartupTimeout, "how long servers may take to become ready")
-	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", 5*time.Second, "how long shutdown waits for sessions and servers")
+	fs.DurationVar(&s.StartupTimeout, "startup-timeout", gateway.DefaultStartupTimeout, "how long servers may take to become ready")
+	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", gateway.DefaultShutdownGrace, "how long shutdown waits for sessions and servers")
 	fs.StringVar(&s.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.IntVar(&s.MaxSessions, "max-sessions", endpoint.DefaultMaxSessions, "most agent sessions kept; beyond it the least recently used one is closed (sessions never expire on idle time)")
 	fs.DurationVar(&s.MaxBackoff, "max-backoff", 30*time.Second, "longest wait between restarts of a crashing server")
@@ -170,16 +171,20 @@ func parseFlags(c command, args []string, stderr io.Writer) (*settings, *flag.Fl
 // with one CPU its goroutines hand work to each other on one thread instead
 // of waking another; that was 15% of its CPU per forwarded call.
 // In a sandbox of one or two vCPUs, the agent and the servers need the rest.
-// It applies once every server has started (applyProcs): the start is a
-// burst of process starts and handshakes, and with one CPU each start of a
-// process stopped the gateway's other work until the child had exec'd.
+// It applies once every server has started (gateway.Config.Procs says why).
 const defaultProcs = 1
 
-// applyProcs sets the Go runtime's CPU bound from --procs; the gateway
-// calls it when it becomes ready.
-func (s *settings) applyProcs() {
-	if s.Procs > 0 {
-		runtime.GOMAXPROCS(s.Procs)
+// gatewayConfig is the gateway's config from the settings; token is the
+// bearer token /mcp requires.
+func (s *settings) gatewayConfig(token string, log zerolog.Logger) gateway.Config {
+	return gateway.Config{
+		Listen: s.Listen, Token: token, TokenFile: s.TokenFile,
+		Logger: log, Audit: s.auditOut,
+		Version:    readBuildInfo(debug.ReadBuildInfo).serverVersion(),
+		ServersDir: s.ServersDir, CloneBaseURL: os.Getenv("MCP_GATEWAY_GITHUB_BASE_URL"),
+		Interceptors:   s.interceptors,
+		StartupTimeout: s.StartupTimeout, ShutdownGrace: s.ShutdownGrace, MaxBackoff: s.MaxBackoff,
+		MaxSessions: s.MaxSessions, Limits: s.Limits, Procs: s.Procs,
 	}
 }
 

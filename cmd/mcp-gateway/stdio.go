@@ -2,19 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"slices"
-	"sync"
-	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
+	"github.com/mcp-gateway/mcp-gateway/internal/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/logfile"
-	"github.com/mcp-gateway/mcp-gateway/internal/stdioserve"
 )
 
 // stdioFlags are the flags that mean something in stdio mode.
@@ -69,53 +64,11 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	g := newGateway(set, specs, "", log)
-	return g.runStdio(ctx, stdin, stdout)
-}
-
-// runStdio starts every server, waits for all of them as a launch does
-// (failing with the same message when one fails or the startup times out),
-// then serves one MCP session over in and out until in reaches EOF or ctx
-// is done, and stops everything. Requests that arrive while the servers
-// start wait in the pipe.
-func (g *gateway) runStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	began := time.Now()
-	if err := g.startInterceptors(ctx); err != nil {
+	cfg := set.gatewayConfig("", log)
+	cfg.Listen = "" // no HTTP endpoint
+	g := gateway.New(specs, cfg)
+	if err := g.Start(ctx); err != nil {
 		return err
 	}
-	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	var wg sync.WaitGroup
-	g.runServers(runCtx, &wg)
-	stop := func() {
-		cancel()
-		wg.Wait()
-		g.icpt.Close()
-		g.log.Info().Msg("gateway stopped")
-	}
-	tools, err := g.open(ctx)
-	if err != nil {
-		stop()
-		return err
-	}
-	g.log.Info().Int("servers", len(g.servers)).Int("tools", tools).Dur("elapsed", time.Since(began)).
-		Str("transport", "stdio").Msg("ready")
-
-	t := stdioserve.New(in, out, g.set.ShutdownGrace)
-	t.Task = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-		for ss := range g.agg.Server().Sessions() { // stdio has one
-			return g.agg.Task(ctx, ss, method, params)
-		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not initialized"}
-	}
-	err = g.agg.Server().Run(ctx, t)
-	if ctx.Err() == nil {
-		g.log.Info().Msg("stdin closed; shutting down")
-	} else {
-		g.log.Info().Msg("shutting down")
-	}
-	stop()
-	if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
-		return fmt.Errorf("serve stdio: %w", err)
-	}
-	return nil
+	return g.ServeStdio(ctx, stdin, stdout)
 }

@@ -1,9 +1,9 @@
-package main
+package gateway
 
 import (
 	"context"
 	"io"
-	"net"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -16,6 +16,13 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
+// TestMain lets the test binary serve as a fixture MCP server: the
+// gateway's tests run it as their servers' stdio children.
+func TestMain(m *testing.M) {
+	fixture.RunIfRequested()
+	os.Exit(m.Run())
+}
+
 // fixtureSpec is a local server running the fixture with opts.
 func fixtureSpec(name string, opts fixture.Options) catalog.ServerSpec {
 	argv, env := fixture.Command(opts)
@@ -27,56 +34,41 @@ func fixtureSpec(name string, opts fixture.Options) catalog.ServerSpec {
 	return catalog.ServerSpec{Name: name, Kind: catalog.KindLocal, Command: argv, Env: envs}
 }
 
-// startInProcess runs a gateway in the test process until stop (or the
-// test's end), which waits for run to return and reports its error.
-func startInProcess(t testing.TB, set *settings, log io.Writer, specs ...catalog.ServerSpec) (url, token string, g *gateway, stop func() error) {
+// startInProcess runs a gateway for specs in the test process, serving
+// HTTP on 127.0.0.1, and returns once it is ready. It is shut down at the
+// test's end; Shutdown before that is fine (it is idempotent).
+func startInProcess(t testing.TB, cfg Config, log io.Writer, specs ...catalog.ServerSpec) *Gateway {
 	t.Helper()
-	token = "churn-token"
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	cfg.Listen = "127.0.0.1:0"
+	cfg.Token = "churn-token"
+	cfg.Logger = zerolog.New(log)
+	g := New(specs, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatalf("start: %v", err)
 	}
-	g = newGateway(set, specs, token, zerolog.New(log))
-	ctx, cancel := context.WithCancel(context.Background())
-	ready, finished := make(chan struct{}), make(chan struct{})
-	var runErr error
-	go func() {
-		runErr = g.run(ctx, ln, func(summary) { close(ready) })
-		close(finished)
-	}()
-	stop = sync.OnceValue(func() error {
-		cancel()
-		<-finished
-		return runErr
-	})
 	t.Cleanup(func() {
-		if err := stop(); err != nil {
-			t.Errorf("gateway run: %v", err)
+		g.Shutdown(context.Background())
+		if err := g.Wait(); err != nil {
+			t.Errorf("gateway: %v", err)
 		}
 	})
-	select {
-	case <-ready:
-	case <-finished:
-		t.Fatalf("gateway ended before ready: %v", runErr)
-	case <-time.After(30 * time.Second):
-		t.Fatal("gateway not ready in 30s")
-	}
-	return "http://" + ln.Addr().String() + "/mcp", token, g, stop
+	return g
 }
 
-func testSettings(t testing.TB, maxSessions int) *settings {
-	return &settings{Listen: "127.0.0.1:0", StartupTimeout: 30 * time.Second, ShutdownGrace: 2 * time.Second,
-		ServersDir: t.TempDir(), MaxSessions: maxSessions, MaxBackoff: 30 * time.Second}
+func testConfig(t testing.TB) Config {
+	return Config{StartupTimeout: 30 * time.Second, ShutdownGrace: 2 * time.Second, ServersDir: t.TempDir()}
 }
 
-// TestProcsAppliedWhenReady: --procs bounds the gateway's CPUs once every
+// TestProcsAppliedWhenReady: Procs (--procs) bounds the gateway's CPUs once every
 // server has started, not while they start (a burst of process starts).
 func TestProcsAppliedWhenReady(t *testing.T) {
 	before := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
 	runtime.GOMAXPROCS(2)
-	set := testSettings(t, 16)
-	set.Procs = 1
+	cfg := testConfig(t)
+	cfg.Procs = 1
 	// The server serves a second after its process started: the gateway
 	// runs, not yet ready, for that long. GOMAXPROCS is read once the
 	// gateway has logged the start.
@@ -87,7 +79,7 @@ func TestProcsAppliedWhenReady(t *testing.T) {
 		<-logs.seen
 		during <- runtime.GOMAXPROCS(0)
 	}()
-	startInProcess(t, set, logs, spec) // returns when ready
+	startInProcess(t, cfg, logs, spec) // returns when ready
 	if got := <-during; got != 2 {
 		t.Errorf("GOMAXPROCS %d while the servers start, want the machine's 2 (--procs applies when ready)", got)
 	}

@@ -1,0 +1,39 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/stdioserve"
+)
+
+// ServeStdio serves one MCP session of the merged server over in and out
+// (line-delimited JSON-RPC 2.0) until in reaches EOF or ctx is done, then
+// shuts the gateway down. Call it after a successful Start of a gateway
+// without Config.Listen; requests that arrive while the servers start wait
+// in the pipe. Stdout-like out carries protocol messages only.
+func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	t := stdioserve.New(in, out, g.cfg.ShutdownGrace)
+	t.Task = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		for ss := range g.agg.Server().Sessions() { // stdio has one
+			return g.agg.Task(ctx, ss, method, params)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not initialized"}
+	}
+	err := g.agg.Server().Run(ctx, t)
+	if ctx.Err() == nil {
+		g.log.Info().Msg("stdin closed; shutting down")
+	} else {
+		g.log.Info().Msg("shutting down")
+	}
+	g.stop(nil)
+	if err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		return fmt.Errorf("serve stdio: %w", err)
+	}
+	return nil
+}
