@@ -12,7 +12,7 @@
 //		return err
 //	}
 //	fmt.Println(g.Summary())
-//	// ... on SIGTERM: g.Shutdown(ctx)
+//	context.AfterFunc(sigCtx, func() { g.Shutdown(context.Background()) })
 //	return g.Wait() // nil after Shutdown; the HTTP endpoint's error if it failed
 //
 // The order of a lifecycle:

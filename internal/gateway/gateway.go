@@ -307,7 +307,8 @@ func (g *Gateway) Addr() net.Addr { return g.addr }
 // Config.ShutdownGrace (or until ctx is done, if sooner), then every server
 // is stopped and its process reaped, and the interceptor plugins end. It
 // returns once all of that is done. Shutdown is idempotent and safe to call
-// concurrently with Wait and ServeStdio, not with Start.
+// concurrently with Wait, not with Start. ServeStdio shuts down by itself
+// when its input ends or its ctx is done.
 func (g *Gateway) Shutdown(ctx context.Context) {
 	g.stopCtx(ctx, nil)
 }
