@@ -311,3 +311,22 @@ func TestServeStdio(t *testing.T) {
 		t.Errorf("log lacks the reason for stopping:\n%s", logs)
 	}
 }
+
+// TestShutdownBeforeStart: a gateway shut down before it started never
+// starts a server: Start refuses, and Wait returns at once.
+func TestShutdownBeforeStart(t *testing.T) {
+	logs := &fixture.Log{}
+	cfg := testConfig(t)
+	cfg.Listen, cfg.Logger = "127.0.0.1:0", zerolog.New(logs)
+	g := New([]catalog.ServerSpec{fixtureSpec("fx", fixture.Options{Tools: []string{"echo"}})}, cfg)
+	g.Shutdown(context.Background())
+	if err := g.Start(context.Background()); err == nil || !strings.Contains(err.Error(), "shut down") {
+		t.Errorf("start after shutdown: %v, want a refusal", err)
+	}
+	if err := g.Wait(); err != nil {
+		t.Errorf("wait: %v", err)
+	}
+	if pids := startedPIDs(t, logs.String()); len(pids) != 0 || g.Addr() != nil {
+		t.Errorf("started %v, listened on %v after shutdown", pids, g.Addr())
+	}
+}
