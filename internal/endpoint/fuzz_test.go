@@ -24,6 +24,7 @@ import (
 // fixture server, for FuzzHTTPEndpoint.
 type fuzzGateway struct {
 	g          *Endpoint
+	ln         *pipeListener // every connection to g, in memory
 	url, token string
 	client     *http.Client
 	mu         sync.Mutex
@@ -36,6 +37,10 @@ type fuzzGateway struct {
 	nextR *bufio.Reader
 }
 
+// fuzzTimeout bounds each exchange of the fuzz targets with the gateway:
+// far above an answer's time, and far below the fuzzer's patience.
+const fuzzTimeout = 5 * time.Second
+
 func startFuzzGateway(f testing.TB) *fuzzGateway {
 	f.Helper()
 	argv, env := fixture.Command(fixture.Options{Name: "fx", Tools: []string{"echo", "fail"}})
@@ -44,20 +49,23 @@ func startFuzzGateway(f testing.TB) *fuzzGateway {
 		k, v, _ := strings.Cut(kv, "=")
 		spec.Env[k] = v
 	}
+	ln := newPipeListener()
 	set := &testSetup{
 		StartupTimeout: 60 * time.Second,
 		ShutdownGrace:  2 * time.Second,
 		// Small enough that the fuzzer reaches the limits; BodyTimeout
 		// bounds what a fuzzed Content-Length that promises more can hold.
-		Limits: Limits{MaxBodyBytes: 64 << 10, BodyTimeout: 2 * time.Second},
+		Limits:   Limits{MaxBodyBytes: 64 << 10, BodyTimeout: 2 * time.Second},
+		Listener: ln,
 	}
 	// The endpoint is stopped, and every server process reaped, at cleanup.
 	url, token, g, _ := startInProcess(f, set, io.Discard, spec)
 	fg := &fuzzGateway{
 		g:      g,
+		ln:     ln,
 		url:    strings.TrimSuffix(url, "/mcp"),
 		token:  token,
-		client: &http.Client{Timeout: 20 * time.Second},
+		client: &http.Client{Timeout: fuzzTimeout, Transport: &http.Transport{DialContext: ln.dialContext}},
 	}
 	if err := fg.renew(); err != nil {
 		f.Fatal(err)
@@ -108,14 +116,17 @@ func (fg *fuzzGateway) do(method, url, session string, body []byte) (*http.Respo
 }
 
 // alive checks that the gateway answers a valid request on the session
-// (renewed if the fuzzer deleted it). The check is a tools/list (every 8th
-// time a tools/call, which goes through to the upstream and back) on a new
-// connection, which the lane takes over by answering it: that connection is
-// the next input's lane connection, so one request checks the gateway and
-// prepares the next input. Every 64th check is also a ping through
-// net/http and the SDK. (FuzzLaneWire ran about 20 inputs in 5 s when each
-// input made its lane connection with two tools/calls and checked liveness
-// with a ping through the SDK.)
+// (renewed if the fuzzer deleted it), on the connection that becomes the
+// next input's lane connection, so one request checks the gateway and
+// prepares the next input. The check is a tools/list (every 8th time a
+// tools/call, which goes through to the upstream and back). Most of these
+// connections are given to the lane directly (adoptDirect), which then
+// answers the check; every 8th is taken over as a client's is, by net/http
+// answering the check through the fast path; every 64th check is also a
+// ping through net/http and the SDK. (FuzzLaneWire ran about 20 inputs in
+// 5 s when each input made its lane connection with two tools/calls and
+// checked liveness with a ping through the SDK, and about 1,500 a second
+// when every check went through net/http on a new TCP connection.)
 func (fg *fuzzGateway) alive() error {
 	fg.checks++
 	if fg.checks%64 == 0 {
@@ -127,7 +138,8 @@ func (fg *fuzzGateway) alive() error {
 	if fg.checks%8 == 0 {
 		body, want = `{"jsonrpc":"2.0","id":"alive","method":"tools/call","params":{"name":"echo","arguments":{"text":"alive"}}}`, `"text":"alive"`
 	}
-	if fg.prepareLane(body, want) == nil {
+	direct := fg.checks%8 != 0
+	if fg.prepareLane(body, want, direct) == nil {
 		return nil
 	}
 	// The session may be gone (a fuzzed DELETE): the full check says,
@@ -135,21 +147,29 @@ func (fg *fuzzGateway) alive() error {
 	if err := fg.aliveHTTP(); err != nil {
 		return err
 	}
-	return fg.prepareLane(body, want)
+	return fg.prepareLane(body, want, direct)
 }
 
-// prepareLane dials a connection, sends body on it and checks that the
-// answer is a 200 containing want and that the lane took the connection;
-// the connection becomes fg.next.
-func (fg *fuzzGateway) prepareLane(body, want string) error {
+// prepareLane makes a connection, sends body on it and checks that the
+// answer is a 200 containing want and that the lane answered it; the
+// connection becomes fg.next. With direct the lane is given the connection
+// at once (adoptDirect); otherwise net/http answers body and the lane takes
+// the connection over then.
+func (fg *fuzzGateway) prepareLane(body, want string, direct bool) error {
 	fg.dropNext()
-	c, err := net.Dial("tcp", strings.TrimPrefix(fg.url, "http://"))
+	var c net.Conn
+	var err error
+	if direct {
+		c, err = fg.adoptDirect()
+	} else {
+		c, err = fg.ln.dial()
+	}
 	if err != nil {
 		return err
 	}
-	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
+	_ = c.SetDeadline(time.Now().Add(fuzzTimeout))
 	br := bufio.NewReader(c)
-	adopted := fg.g.lane.adopted.Load()
+	adopted, served := fg.g.lane.adopted.Load(), fg.g.lane.served.Load()
 	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
 		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s", fg.token, fg.session, len(body), body)
 	resp, err := http.ReadResponse(br, nil)
@@ -163,10 +183,13 @@ func (fg *fuzzGateway) prepareLane(body, want string) error {
 	case err != nil:
 	case resp.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(want)):
 		err = fmt.Errorf("valid request %s: %d %s", body, resp.StatusCode, b)
-	case fg.g.lane.adopted.Load() <= adopted:
+	case !direct && fg.g.lane.adopted.Load() <= adopted:
 		// The lane takes a connection before it writes the answer that
 		// made it take it; no other connection is open meanwhile.
 		err = errors.New("the lane did not take the connection")
+	case direct && fg.g.lane.served.Load() <= served:
+		// The lane counts an answer before it writes it.
+		err = errors.New("the lane did not answer on the connection given to it")
 	}
 	if err != nil {
 		c.Close()
@@ -174,6 +197,25 @@ func (fg *fuzzGateway) prepareLane(body, want string) error {
 	}
 	fg.next, fg.nextR = c, br
 	return nil
+}
+
+// adoptDirect makes a connection and gives its server end to the lane, in
+// the state adopt leaves a connection it took over from net/http once it
+// has written the answer that made it take it: idle, with the idle
+// deadline, served from its next request on. The takeover itself, which
+// costs a round trip through net/http, is covered by every 8th check.
+func (fg *fuzzGateway) adoptDirect() (net.Conn, error) {
+	client, server := fg.ln.pair()
+	l := fg.g.lane
+	_ = server.SetReadDeadline(time.Now().Add(l.limits.IdleTimeout))
+	lc := l.add(server, bufio.NewReader(server))
+	if lc == nil {
+		client.Close()
+		server.Close()
+		return nil, errors.New("the lane is closing")
+	}
+	go lc.serve()
+	return client, nil
 }
 
 func (fg *fuzzGateway) dropNext() {
@@ -292,7 +334,7 @@ func FuzzHTTPEndpoint(f *testing.F) {
 				req.Header.Add(k, v)
 			}
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
 		defer cancel()
 		resp, err := fg.client.Do(req.WithContext(ctx))
 		if err == nil {
@@ -467,7 +509,7 @@ func (fg *fuzzGateway) wire(raw []byte, onLane bool) (int, error) {
 	var br *bufio.Reader
 	if onLane {
 		if fg.next == nil {
-			if err := fg.prepareLane(`{"jsonrpc":"2.0","id":"lane","method":"tools/list"}`, `"name":"echo"`); err != nil {
+			if err := fg.prepareLane(`{"jsonrpc":"2.0","id":"lane","method":"tools/list"}`, `"name":"echo"`, false); err != nil {
 				return 0, fmt.Errorf("call before the input: %w", err)
 			}
 		}
@@ -475,17 +517,19 @@ func (fg *fuzzGateway) wire(raw []byte, onLane bool) (int, error) {
 		fg.next, fg.nextR = nil, nil
 	} else {
 		var err error
-		if c, err = net.Dial("tcp", strings.TrimPrefix(fg.url, "http://")); err != nil {
+		if c, err = fg.ln.dial(); err != nil {
 			return 0, err
 		}
 		br = bufio.NewReader(c)
 	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(20 * time.Second))
-	if _, err := c.Write(raw); err != nil {
-		return 0, nil // closed on us mid-input: no answer
-	}
-	_ = c.(*net.TCPConn).CloseWrite()
+	_ = c.SetDeadline(time.Now().Add(fuzzTimeout))
+	// A write cut short (the server closed on us mid-input) is no failure:
+	// the answer, if any, says what happened.
+	sent := sendAll(c.(*pipeConn), raw)
+	defer func() {
+		c.Close()
+		<-sent
+	}()
 	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		return 0, nil

@@ -38,6 +38,9 @@ type testSetup struct {
 	ShutdownGrace  time.Duration
 	MaxSessions    int
 	Limits         Limits
+	// Listener, when set, is what the endpoint serves on instead of a new
+	// 127.0.0.1 TCP listener (the fuzz targets' in-memory connections).
+	Listener net.Listener
 }
 
 func testSettings(t testing.TB, maxSessions int) *testSetup {
@@ -109,9 +112,12 @@ func startInProcess(t testing.TB, set *testSetup, log io.Writer, specs ...catalo
 			return out
 		},
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	ln := set.Listener
+	if ln == nil {
+		var err error
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- e.Serve(ln) }()
