@@ -35,6 +35,9 @@ type fuzzGateway struct {
 	// when there is none yet); nextR reads it.
 	next  net.Conn
 	nextR *bufio.Reader
+	// laneR and freshR are the readers of the lane and fresh connections,
+	// reused from input to input.
+	laneR, freshR *bufio.Reader
 }
 
 // fuzzTimeout bounds each exchange of the fuzz targets with the gateway:
@@ -168,7 +171,12 @@ func (fg *fuzzGateway) prepareLane(body, want string, direct bool) error {
 		return err
 	}
 	_ = c.SetDeadline(time.Now().Add(fuzzTimeout))
-	br := bufio.NewReader(c)
+	br := fg.laneR
+	if br == nil {
+		br = bufio.NewReader(c)
+		fg.laneR = br
+	}
+	br.Reset(c)
 	adopted, served := fg.g.lane.adopted.Load(), fg.g.lane.served.Load()
 	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
 		"Accept: application/json, text/event-stream\r\nMcp-Session-Id: %s\r\nContent-Length: %d\r\n\r\n%s", fg.token, fg.session, len(body), body)
@@ -406,6 +414,7 @@ func FuzzLaneWire(f *testing.F) {
 func BenchmarkLaneWireInput(b *testing.B) {
 	seeds := laneWireSeeds()
 	fg := startFuzzGateway(b)
+	b.ReportAllocs()
 	cpu0 := processCPU(b)
 	for i := 0; b.Loop(); i++ {
 		if err := fg.checkLaneWire([]byte(seeds[i%len(seeds)])); err != nil {
@@ -513,6 +522,7 @@ func (fg *fuzzGateway) wire(raw []byte, onLane bool) (int, error) {
 				return 0, fmt.Errorf("call before the input: %w", err)
 			}
 		}
+		// Its deadline, set when it was made, is still far off.
 		c, br = fg.next, fg.nextR
 		fg.next, fg.nextR = nil, nil
 	} else {
@@ -520,9 +530,13 @@ func (fg *fuzzGateway) wire(raw []byte, onLane bool) (int, error) {
 		if c, err = fg.ln.dial(); err != nil {
 			return 0, err
 		}
-		br = bufio.NewReader(c)
+		_ = c.SetDeadline(time.Now().Add(fuzzTimeout))
+		if fg.freshR == nil {
+			fg.freshR = bufio.NewReader(c)
+		}
+		br = fg.freshR
+		br.Reset(c)
 	}
-	_ = c.SetDeadline(time.Now().Add(fuzzTimeout))
 	// A write cut short (the server closed on us mid-input) is no failure:
 	// the answer, if any, says what happened.
 	sent := sendAll(c.(*pipeConn), raw)
