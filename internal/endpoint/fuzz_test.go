@@ -380,20 +380,22 @@ func FuzzHTTPEndpoint(f *testing.F) {
 // FuzzLaneWire sends raw bytes on two connections: a fresh one, which
 // net/http reads, and one the lane (lane.go) has taken over. The first
 // answer must be the same on both (the lane serves a request exactly as
-// net/http would, or hands it back), never a 5xx of the gateway's, and a valid call must be
-// answered after every input. "TOKEN" and "SESSION" in the input become the
-// live token and session id.
+// net/http would, or hands it back), never a 5xx of the gateway's, and a
+// valid call must be answered after every input. "TOKEN" and "SESSION" in
+// the input become the live token and session id.
 //
 // Each fuzz worker (a process) shares one in-process gateway across its
-// inputs, and liveness is checked on a kept connection (alive), so an
-// input costs two new connections and a few lane round trips:
-// BenchmarkLaneWireInput measures the rate. Coverage of a concurrent server
-// varies between runs of the same input, so the fuzzer finds "new" inputs
-// all the time; test/fuzz.sh runs this target with -fuzzminimizetime 0, or
-// the workers spend their time minimizing those instead of fuzzing. Each
-// new input still costs the fuzzer tens of milliseconds of its own (the
-// worker stops, and the coverage mask goes between processes), so the
-// rate is lowest in the first seconds, when new inputs come fastest.
+// inputs and reaches it over in-memory connections (pipeListener), and the
+// liveness check after an input makes the next input's lane connection
+// (alive): an input costs two new connections, one answer from net/http and
+// two from the lane (BenchmarkLaneWireInput measures it). Coverage of a
+// concurrent server varies between runs of the same input, so the fuzzer
+// finds "new" inputs all the time; test/fuzz.sh runs this target with
+// -fuzzminimizetime 0, or the workers spend their time minimizing those
+// instead of fuzzing. Each new input still costs the fuzzer milliseconds
+// of its own (the worker stops, and the coverage mask goes between
+// processes), so the rate is lowest in the first seconds, when new inputs
+// come fastest.
 func FuzzLaneWire(f *testing.F) {
 	for _, seed := range laneWireSeeds() {
 		f.Add([]byte(seed))
