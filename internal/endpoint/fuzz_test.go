@@ -472,15 +472,18 @@ func (fg *fuzzGateway) checkLaneWire(raw []byte) error {
 	raw = bytes.ReplaceAll(raw, []byte("TOKEN"), []byte(fg.token))
 	raw = bytes.ReplaceAll(raw, []byte("SESSION"), []byte(fg.session))
 	// Ending or starting sessions changes what the second sending
-	// gets; the answers are compared for everything else.
-	lower := bytes.ToLower(raw)
-	stateful := bytes.Contains(lower, []byte("delete")) || bytes.Contains(lower, []byte("initialize"))
+	// gets; the answers are compared for everything else (and the input
+	// is only looked at for it when the answers differ).
+	stateful := func() bool {
+		lower := bytes.ToLower(raw)
+		return bytes.Contains(lower, []byte("delete")) || bytes.Contains(lower, []byte("initialize"))
+	}
 	// A request of the previous input (or of the first sending) may still
 	// be in flight on the session when the next one arrives, and a request
 	// that reuses its id is then refused (the SDK's "duplicate in-flight
 	// request ID"): that is the session's state, not the lane. So a
-	// mismatch is sent again, after a round trip on the kept connection,
-	// until it settles; a real difference persists to the deadline.
+	// mismatch is sent again, after a liveness check (alive), until it
+	// settles; a real difference persists to the deadline.
 	deadline := time.Now().Add(2 * time.Second)
 	for {
 		fresh, err := fg.wire(raw, false)
@@ -496,7 +499,7 @@ func (fg *fuzzGateway) checkLaneWire(raw []byte) error {
 		if failed := func(s int) bool { return s >= 500 && s != 501 && s != 505 }; failed(fresh) || failed(lane) {
 			return fmt.Errorf("%q: net/http answered %d, the lane %d", raw, fresh, lane)
 		}
-		if fresh == lane || stateful {
+		if fresh == lane || stateful() {
 			break
 		}
 		if time.Now().After(deadline) {
