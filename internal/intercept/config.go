@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/interceptor"
+	"github.com/mcp-gateway/mcp-gateway/interceptor/contract"
 )
 
 // DefaultPath is where a sandbox template puts its interceptor config. A
@@ -87,7 +87,7 @@ type Spec struct {
 	// only when both match. Empty means all.
 	Servers, Tools []string
 	// Hooks it runs at (plugin and exec): a subset of before, after, tools.
-	Hooks []interceptor.Hook
+	Hooks []contract.Hook
 	// Timeout bounds one hook (plugin and exec).
 	Timeout time.Duration
 	// FailOpen lets calls through (unchanged) when the interceptor fails,
@@ -233,8 +233,8 @@ func parseEntry(i int, raw json.RawMessage) (Spec, error) {
 			return fail("hooks", errors.New("is required: one or more of before, after, tools"))
 		}
 		for _, h := range e.Hooks {
-			hook := interceptor.Hook(h)
-			if hook != interceptor.HookBefore && hook != interceptor.HookAfter && hook != interceptor.HookTools {
+			hook := contract.Hook(h)
+			if hook != contract.HookBefore && hook != contract.HookAfter && hook != contract.HookTools {
 				return fail("hooks", fmt.Errorf("%q is not one of before, after, tools", h))
 			}
 			if slices.Contains(s.Hooks, hook) {
