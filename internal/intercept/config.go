@@ -76,6 +76,10 @@ func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig 
 // interceptors.
 type Config struct {
 	Interceptors []Spec
+	// PluginHost is the plugin host program (HostName) that runs plugin
+	// interceptors: Parse finds it when the config has one, so that a
+	// gateway that could not run its plugins does not start.
+	PluginHost string
 }
 
 // Spec is one interceptor, validated: plain data, no JSON left.
@@ -183,6 +187,11 @@ func Parse(raw []byte) (*Config, error) {
 			return nil, &ConfigError{Index: i, Name: s.Name, Field: "name", Err: errors.New("is used by an earlier interceptor")}
 		}
 		names[s.Name] = true
+		if s.Type == TypePlugin && cfg.PluginHost == "" {
+			if cfg.PluginHost, err = findHost(); err != nil {
+				return nil, &ConfigError{Index: i, Name: s.Name, Field: "type", Err: fmt.Errorf("plugin %w", err)}
+			}
+		}
 		cfg.Interceptors = append(cfg.Interceptors, s)
 	}
 	return cfg, nil

@@ -113,7 +113,7 @@ func New(cfg *Config, servers []catalog.ServerSpec, opts Options) *Engine {
 		l := &link{spec: spec}
 		switch spec.Type {
 		case TypePlugin:
-			l.run = newPlugin(spec, env, opts.Logger)
+			l.run = newPlugin(spec, cfg.PluginHost, env, opts.Logger)
 		case TypeExec:
 			l.run = &execRunner{command: spec.Command, env: env, log: opts.Logger.With().Str("interceptor", spec.Name).Logger()}
 		case TypeToolFilter:
