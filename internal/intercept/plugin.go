@@ -416,7 +416,12 @@ func (h *hostProc) call(ctx context.Context, doc []byte) (pluginwire.Message, er
 	case m := <-ch:
 		return m, nil
 	case <-h.dead:
-		return pluginwire.Message{}, h.deadErr
+		select {
+		case m := <-ch: // answered, then exited
+			return m, nil
+		default:
+			return pluginwire.Message{}, h.deadErr
+		}
 	case <-ctx.Done():
 		h.forget(id)
 		if context.Cause(ctx) != errTimeout { // a hung plugin is killed instead
