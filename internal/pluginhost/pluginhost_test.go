@@ -108,7 +108,9 @@ func TestHostStopsWhenInputCloses(t *testing.T) {
 	h := startHost(t, testPlugin(t))
 	h.send(pluginwire.Call{ID: 1, Doc: before("pid")})
 	m := h.next()
-	var res struct{ Result struct{ Content []struct{ Text string } } }
+	var res struct {
+		Result struct{ Content []struct{ Text string } }
+	}
 	if err := json.Unmarshal(m.Doc, &res); err != nil || len(res.Result.Content) != 1 {
 		t.Fatalf("pid reply %+v: %v", m, err)
 	}
