@@ -29,19 +29,19 @@ const HostName = "mcp-gateway-plugin-host"
 // executable (where make build and the template image put it), else on
 // PATH.
 func findHost() (string, error) {
-	var tried string
+	where := "on PATH"
 	if self, err := os.Executable(); err == nil {
 		c := filepath.Join(filepath.Dir(self), HostName)
 		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
 			return c, nil
 		}
-		tried = filepath.Dir(self) + " nor "
+		where = "in " + filepath.Dir(self) + " nor on PATH"
 	}
 	p, err := exec.LookPath(HostName)
 	if err == nil {
 		return filepath.Abs(p)
 	}
-	return "", fmt.Errorf("needs the plugin host %s, found neither in %son PATH: install it next to mcp-gateway (make build builds both)", HostName, tried)
+	return "", fmt.Errorf("needs the plugin host %s, not found %s: install it next to mcp-gateway (make build builds both)", HostName, where)
 }
 
 // pluginRunner supervises one plugin through its host process (package
@@ -49,8 +49,9 @@ func findHost() (string, error) {
 // it exits. A host found dead (or killed, with its plugin, for not
 // answering in time) is started again at the next hook, at once the first
 // time and with exponential backoff while it keeps failing; meanwhile hooks
-// fail fast with "down". Starts are serialized by mu, so a burst of calls
-// after a crash starts it once. Nothing waits on a process under mu.
+// fail fast with "down". Starts are serialized by mu (a start waits for
+// the plugin's handshake under it), so a burst of calls after a crash
+// starts it once; killing and stopping never wait under mu.
 type pluginRunner struct {
 	name string
 	host string // the plugin host's executable
