@@ -239,7 +239,7 @@ func (s *server) call(ctx context.Context, cancel context.CancelFunc, c pluginwi
 	switch {
 	case err != nil:
 		st := status.Convert(err)
-		if st.Code() == codes.Unavailable && s.dying() {
+		if s.dying(st.Code() == codes.Unavailable) {
 			return
 		}
 		// The plugin's own error, whatever its code: it answered, so it
@@ -255,10 +255,18 @@ func (s *server) call(ctx context.Context, cancel context.CancelFunc, c pluginwi
 	_ = s.w.send(reply) // a gateway that is gone closes In too
 }
 
-// dying reports whether the plugin exits within a moment: a broken
-// connection is the plugin dying, or (rarely) a plugin that answered
-// Unavailable itself.
-func (s *server) dying() bool {
+// dying reports whether the plugin exited, or, when the connection broke
+// (wait), exits within a moment: a broken connection is the plugin dying,
+// or (rarely) a plugin that answered Unavailable itself.
+func (s *server) dying(wait bool) bool {
+	if !wait {
+		select {
+		case <-s.exited:
+			return true
+		default:
+			return false
+		}
+	}
 	select {
 	case <-s.exited:
 		return true
