@@ -15,7 +15,7 @@ import (
 )
 
 // testPlugin builds the gateway's test plugin (internal/intercept/testplugin).
-func testPlugin(t *testing.T) string {
+func testPlugin(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "testplugin")
 	if out, err := exec.Command("go", "build", "-o", bin, "../intercept/testplugin").CombinedOutput(); err != nil {
@@ -27,13 +27,13 @@ func testPlugin(t *testing.T) string {
 // host runs Run in the test against the plugin, as the gateway would over
 // pipes: send writes a Call, next reads a Message.
 type host struct {
-	t    *testing.T
+	t    testing.TB
 	in   *io.PipeWriter
 	out  *bufio.Scanner
 	done chan error
 }
 
-func startHost(t *testing.T, plugin string) *host {
+func startHost(t testing.TB, plugin string) *host {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
