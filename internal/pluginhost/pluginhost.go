@@ -87,7 +87,7 @@ func Run(path string, args []string, o Options) error {
 	}
 	s := &server{rpc: rpc, w: w, exited: make(chan struct{}), calls: make(map[uint64]context.CancelFunc)}
 	go func() {
-		s.how = waitExit(cmd.Process.Pid)
+		s.how = waitExit(cmd.Process.Pid, client, cmd)
 		close(s.exited)
 	}()
 	if err := w.send(pluginwire.Message{Ready: true}); err != nil {
@@ -128,29 +128,50 @@ func dispense(client *plugin.Client) (*interceptor.Client, error) {
 	return rpc, nil
 }
 
-// waitExit blocks until the process pid (a child) exits and says how. It
-// does not reap it: go-plugin does.
-func waitExit(pid int) string {
+// waitExit blocks until the plugin (a child, pid) exits and says how. It
+// does not reap it: go-plugin does, but only once the plugin's stdout and
+// stderr closed, which a child of the plugin may delay; the host must not
+// wait for that. When go-plugin reaped it first, its exit status is read
+// from cmd once go-plugin says it exited (which it sets after the reaping).
+func waitExit(pid int, client *plugin.Client, cmd *exec.Cmd) string {
 	for {
 		var info unix.Siginfo
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
-		switch {
-		case errors.Is(err, unix.EINTR):
+		if errors.Is(err, unix.EINTR) {
 			continue
-		case err != nil: // already reaped
-			return "exited"
 		}
-		// si_code and si_status follow the signal number and errno in the
-		// kernel's layout, which x/sys/unix exposes only as padding.
-		st := siginfoStatus(&info)
-		switch info.Code {
-		case 1: // CLD_EXITED
-			return fmt.Sprintf("exited with status %d", st)
-		case 2, 3: // CLD_KILLED, CLD_DUMPED
-			return fmt.Sprintf("was killed by %s", syscall.Signal(st))
+		if err == nil {
+			// si_code and si_status follow the signal number and errno
+			// in the kernel's layout; x/sys/unix exposes only si_code.
+			return describeExit(info.Code, siginfoStatus(&info))
+		}
+		// Reaped already: go-plugin's exited flag follows at once.
+		for deadline := time.Now().Add(time.Second); !client.Exited() && time.Now().Before(deadline); {
+			time.Sleep(5 * time.Millisecond)
+		}
+		if client.Exited() && cmd.ProcessState != nil {
+			ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			switch {
+			case ws.Exited():
+				return describeExit(1, int32(ws.ExitStatus()))
+			case ws.Signaled():
+				return describeExit(2, int32(ws.Signal()))
+			}
 		}
 		return "exited"
 	}
+}
+
+// describeExit says how a child ended, by si_code (CLD_EXITED 1,
+// CLD_KILLED 2, CLD_DUMPED 3) and si_status.
+func describeExit(code, status int32) string {
+	switch code {
+	case 1:
+		return fmt.Sprintf("exited with status %d", status)
+	case 2, 3:
+		return fmt.Sprintf("was killed by %s", syscall.Signal(status))
+	}
+	return "exited"
 }
 
 // siginfoStatus is a SIGCHLD siginfo's si_status (exit status or signal),
