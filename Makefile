@@ -10,9 +10,13 @@ TOKEN_FILE ?= $(CURDIR)/.mcp-gateway/token
 
 # -buildvcs=auto: the binary carries its git revision (mcp-gateway version)
 # even where GOFLAGS turns VCS stamping off; outside a git checkout, none.
+# The plugin host (bin/mcp-gateway-plugin-host) runs go-plugin interceptors
+# for the gateway, which looks for it next to its own executable: install
+# both side by side.
 build:
-	@echo "compiling bin/mcp-gateway (the first build downloads modules and compiles for a few minutes; later builds take seconds)"
+	@echo "compiling bin/mcp-gateway and bin/mcp-gateway-plugin-host (the first build downloads modules and compiles for a few minutes; later builds take seconds)"
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o bin/mcp-gateway ./cmd/mcp-gateway
+	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o bin/mcp-gateway-plugin-host ./cmd/mcp-gateway-plugin-host
 
 run: build
 	mkdir -p $(CURDIR)/.mcp-gateway

@@ -19,22 +19,27 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// buildGateway builds ./cmd/mcp-gateway into dir the way `make build` does
-// and returns the binary's path. It runs `go build` in the current
+// buildGateway builds ./cmd/mcp-gateway and its plugin host into dir the
+// way `make build` does (side by side: the gateway finds the host next to
+// itself) and returns the gateway's path. It runs `go build` in the current
 // directory, which must be inside the module (`go run ./bench` from the
 // repository root is).
 func buildGateway(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "mcp-gateway")
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "github.com/mcp-gateway/mcp-gateway/cmd/mcp-gateway")
-	// Static, as template/Dockerfile builds it: no dynamic loader at start.
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("build mcp-gateway: %w\n%s", err, out.String())
+	for _, name := range []string{"mcp-gateway", pluginHost} {
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", filepath.Join(dir, name), "github.com/mcp-gateway/mcp-gateway/cmd/"+name)
+		// Static, as template/Dockerfile builds it: no dynamic loader at start.
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return "", fmt.Errorf("build %s: %w\n%s", name, err, out.String())
+		}
 	}
-	return bin, nil
+	return filepath.Join(dir, "mcp-gateway"), nil
 }
+
+// pluginHost is the program the gateway runs go-plugin interceptors under.
+const pluginHost = "mcp-gateway-plugin-host"
 
 // box is one launched gateway in a temp dir: every path the SDKs' command
 // line names points inside dir, the port is a free loopback one.

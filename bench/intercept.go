@@ -16,8 +16,8 @@ import (
 // interceptors, then with a no-op go-plugin interceptor, then with a no-op
 // exec interceptor (cat >/dev/null), both at before and after. Reported: the
 // p50 latency and its difference to the gateway without, and the gateway's
-// CPU per call; for the plugin, its own process's CPU too, for exec the
-// reaped children's (the shells and cats).
+// CPU per call; for the plugin, the plugin host's and the plugin's CPU too,
+// for exec the reaped children's (the shells and cats).
 func (b *bench) interceptorRuns(ctx context.Context) error {
 	plugin := filepath.Join(b.tmp, "noopplugin")
 	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", plugin, "github.com/mcp-gateway/mcp-gateway/bench/noopplugin")
@@ -69,11 +69,21 @@ func (b *bench) interceptorRuns(ctx context.Context) error {
 			return fmt.Errorf("interceptor %s warm-up: %w", k.name, err)
 		}
 		b.logf("interceptor %s, 1 session, %s", k.name, b.opt.duration)
-		pluginPID := 0
+		// The plugin runs under the plugin host, the gateway's child.
+		hostPID, pluginPID := 0, 0
 		for _, c := range childrenOf(bx.gwPID) {
+			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", c)); err == nil && filepath.Base(exe) == pluginHost {
+				hostPID = c
+			}
+		}
+		for _, c := range childrenOf(hostPID) {
 			if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", c)); err == nil && exe == plugin {
 				pluginPID = c
 			}
+		}
+		if k.name == "go-plugin" && (hostPID == 0 || pluginPID == 0) {
+			cs.Close()
+			return fmt.Errorf("interceptor %s: plugin host %d, plugin %d: not found under the gateway", k.name, hostPID, pluginPID)
 		}
 		gw0, err := cpuTime(bx.gwPID)
 		if err != nil {
@@ -82,6 +92,7 @@ func (b *bench) interceptorRuns(ctx context.Context) error {
 		}
 		kids0, _ := childCPUTime(bx.gwPID)
 		pl0, _ := cpuTime(pluginPID)
+		host0, _ := cpuTime(hostPID)
 		s, err := drive(ctx, work, b.opt.duration, 0)
 		cs.Close()
 		if err != nil {
@@ -93,14 +104,15 @@ func (b *bench) interceptorRuns(ctx context.Context) error {
 		}
 		kids1, _ := childCPUTime(bx.gwPID)
 		pl1, _ := cpuTime(pluginPID)
+		host1, _ := cpuTime(hostPID)
 		p50 := s.pct(50)
 		switch k.name {
 		case "none":
 			base = p50
 			b.tbl.add("no interceptor, 1 session: p50", fmt.Sprintf("%s (gateway CPU %s per call)", dur(p50), dur(perCall(gw1-gw0, s.calls))), "", none)
 		case "go-plugin":
-			b.tbl.add("no-op go-plugin interceptor, 1 session: p50", fmt.Sprintf("%s (+%s; gateway CPU %s, plugin %s per call)",
-				dur(p50), dur(p50-base), dur(perCall(gw1-gw0, s.calls)), dur(perCall(pl1-pl0, s.calls))), "", none)
+			b.tbl.add("no-op go-plugin interceptor, 1 session: p50", fmt.Sprintf("%s (+%s; gateway CPU %s, plugin host %s, plugin %s per call)",
+				dur(p50), dur(p50-base), dur(perCall(gw1-gw0, s.calls)), dur(perCall(host1-host0, s.calls)), dur(perCall(pl1-pl0, s.calls))), "", none)
 		case "exec":
 			b.tbl.add("no-op exec interceptor, 1 session: p50", fmt.Sprintf("%s (+%s; gateway CPU %s, hook processes %s per call)",
 				dur(p50), dur(p50-base), dur(perCall(gw1-gw0, s.calls)), dur(perCall(kids1-kids0, s.calls))), "", none)

@@ -6,8 +6,8 @@
 // agent sees, rewrite its arguments, answer it without calling the server,
 // replace the server's result, or hide tools. A plugin is a separate binary
 // that implements Interceptor and calls Serve from its main; the gateway runs
-// it with hashicorp/go-plugin (gRPC, mutual TLS, a handshake cookie) and
-// restarts it when it dies.
+// it with hashicorp/go-plugin (gRPC, mutual TLS, a handshake cookie) through
+// its plugin host, mcp-gateway-plugin-host, and restarts it when it dies.
 //
 // Every hook gets one Request and answers with one Decision: the same JSON
 // documents an exec interceptor reads on stdin and writes on stdout, so that
@@ -17,126 +17,64 @@ package interceptor
 import (
 	"context"
 	"encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/interceptor/contract"
 )
 
-// Hook names the point of a request at which an interceptor runs.
-type Hook string
+// The documents are declared in package contract (which links no RPC
+// stack, so that the gateway can use them); these are the same types.
+type (
+	// Hook names the point of a request at which an interceptor runs.
+	Hook = contract.Hook
+	// Action is what a Decision asks of the gateway.
+	Action = contract.Action
+	// Request is what a hook is asked about (see contract.Request).
+	Request = contract.Request
+	// CallParams are the params of a tools/call (see contract.CallParams).
+	CallParams = contract.CallParams
+	// Decision is a hook's answer; the zero value continues (see
+	// contract.Decision).
+	Decision = contract.Decision
+)
 
+// The hooks (see contract.HookBefore and the others).
 const (
-	// HookBefore runs before a tools/call is sent to the server.
-	HookBefore Hook = "before"
-	// HookAfter runs once the server answered a tools/call successfully,
-	// before the agent sees the result.
-	HookAfter Hook = "after"
-	// HookTools runs when a server's tools list is (re)listed, before the
-	// gateway names and offers them: a hidden tool is never offered, and a
-	// call to it fails as a call to an unknown tool.
-	HookTools Hook = "tools"
+	HookBefore = contract.HookBefore
+	HookAfter  = contract.HookAfter
+	HookTools  = contract.HookTools
 )
 
-// Action is what a Decision asks of the gateway.
-type Action string
-
+// The actions (see contract.ActionContinue and the others).
 const (
-	// ActionContinue changes nothing (the zero Decision).
-	ActionContinue Action = "continue"
-	// ActionDeny refuses a call (before only): the agent gets a tool error
-	// result with Message, and the server is not called.
-	ActionDeny Action = "deny"
-	// ActionRewrite replaces the call's arguments (before only) with
-	// Arguments, a JSON object; later interceptors and the server see them.
-	ActionRewrite Action = "rewrite"
-	// ActionRespond answers the call with Result (before only) without
-	// calling the server; after hooks still run on it.
-	ActionRespond Action = "respond"
-	// ActionReplace replaces the server's result with Result (after only).
-	ActionReplace Action = "replace"
+	ActionContinue = contract.ActionContinue
+	ActionDeny     = contract.ActionDeny
+	ActionRewrite  = contract.ActionRewrite
+	ActionRespond  = contract.ActionRespond
+	ActionReplace  = contract.ActionReplace
 )
-
-// Request is what a hook is asked about.
-type Request struct {
-	Hook Hook `json:"hook"`
-	// Server is the server's key in the gateway's mcp config.
-	Server string `json:"server"`
-	// Tool is the tool's name at the server; ExportedTool is the name the
-	// agent called it by (they differ when two servers have a tool of the
-	// same name). Empty for HookTools.
-	Tool         string `json:"tool,omitempty"`
-	ExportedTool string `json:"exportedTool,omitempty"`
-	// Session is the agent's MCP session id ("" over stdio).
-	Session string `json:"session,omitempty"`
-	// Params are the call's params as the agent sent them, with the
-	// arguments as the previous interceptor left them (before and after).
-	Params *CallParams `json:"params,omitempty"`
-	// Result is the server's CallToolResult, as JSON (after only).
-	Result json.RawMessage `json:"result,omitempty"`
-	// Tools are the server's tools as it listed them, each a JSON Tool
-	// object with its original name (tools only).
-	Tools []json.RawMessage `json:"tools,omitempty"`
-}
-
-// CallParams are the params of a tools/call. Name is the exported name: a
-// script written for another gateway reads .params.name and
-// .params.arguments.
-type CallParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-}
-
-// Arguments returns the call's arguments (nil when there are none).
-func (r *Request) Arguments() json.RawMessage {
-	if r.Params == nil {
-		return nil
-	}
-	return r.Params.Arguments
-}
-
-// Decision is a hook's answer. The zero value continues.
-type Decision struct {
-	Action Action `json:"action,omitempty"`
-	// Message is shown to the agent when the call is denied.
-	Message string `json:"message,omitempty"`
-	// Arguments replace the call's arguments (rewrite): a JSON object.
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	// Result is the CallToolResult to answer with (respond, replace).
-	Result json.RawMessage `json:"result,omitempty"`
-	// Hide lists the original names of tools to hide (tools hook).
-	Hide []string `json:"hide,omitempty"`
-}
 
 // Continue lets the call or result through unchanged.
-func Continue() Decision { return Decision{Action: ActionContinue} }
+func Continue() Decision { return contract.Continue() }
 
 // Deny refuses the call; the agent sees message in a tool error result.
-func Deny(message string) Decision { return Decision{Action: ActionDeny, Message: message} }
+func Deny(message string) Decision { return contract.Deny(message) }
 
 // Rewrite replaces the call's arguments with args, a JSON object.
-func Rewrite(args json.RawMessage) Decision { return Decision{Action: ActionRewrite, Arguments: args} }
+func Rewrite(args json.RawMessage) Decision { return contract.Rewrite(args) }
 
 // Respond answers the call with result, a CallToolResult, without calling
 // the server.
-func Respond(result json.RawMessage) Decision { return Decision{Action: ActionRespond, Result: result} }
+func Respond(result json.RawMessage) Decision { return contract.Respond(result) }
 
 // Replace replaces the server's result with result, a CallToolResult.
-func Replace(result json.RawMessage) Decision { return Decision{Action: ActionReplace, Result: result} }
+func Replace(result json.RawMessage) Decision { return contract.Replace(result) }
 
 // Hide hides the named tools (original names) from the agent.
-func Hide(tools ...string) Decision { return Decision{Hide: tools} }
+func Hide(tools ...string) Decision { return contract.Hide(tools...) }
 
 // TextResult is a CallToolResult holding one text content, as JSON, for
 // Respond and Replace; isError marks it a tool error.
-func TextResult(text string, isError bool) json.RawMessage {
-	b, _ := json.Marshal(struct {
-		Content []textContent `json:"content"`
-		IsError bool          `json:"isError,omitempty"`
-	}{[]textContent{{"text", text}}, isError})
-	return b
-}
-
-type textContent struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
-}
+func TextResult(text string, isError bool) json.RawMessage { return contract.TextResult(text, isError) }
 
 // Interceptor is implemented by a plugin. Each method is called only for
 // the hooks the gateway's config enables for the plugin, concurrently (one

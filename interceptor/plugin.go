@@ -38,7 +38,7 @@ func Serve(impl Interceptor) {
 }
 
 // GRPCPlugin is the go-plugin glue on both sides: the plugin serves Impl;
-// the gateway dispenses a *Client.
+// the gateway's plugin host (mcp-gateway-plugin-host) dispenses a *Client.
 //
 // The service is declared by hand (serviceDesc) rather than generated from
 // a .proto: it has one unary method whose request and response are
@@ -56,12 +56,12 @@ func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	return nil
 }
 
-// GRPCClient returns the gateway's handle on the plugin.
+// GRPCClient returns the plugin host's handle on the plugin.
 func (p *GRPCPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
 	return &Client{conn: c}, nil
 }
 
-// Client sends hook requests to a plugin (the gateway's side).
+// Client sends hook requests to a plugin (the plugin host's side).
 type Client struct{ conn *grpc.ClientConn }
 
 // Handle sends one Request document and returns the plugin's Decision

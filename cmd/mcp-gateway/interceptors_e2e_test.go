@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,15 +31,18 @@ var (
 )
 
 // testPlugin builds the interceptor test plugin (internal/intercept/testplugin)
-// once for the package's tests.
+// once for the package's tests, and the plugin host next to the gateway's
+// binary, where the gateway looks for it (as make build puts it).
 func testPlugin(t *testing.T) string {
 	t.Helper()
 	testPluginOnce.Do(func() {
 		dir := filepath.Dir(gatewayBin)
 		testPluginPath = filepath.Join(dir, "testplugin")
-		out, err := exec.Command("go", "build", "-o", testPluginPath, "../../internal/intercept/testplugin").CombinedOutput()
-		if err != nil {
-			testPluginErr = fmt.Errorf("build test plugin: %v\n%s", err, out)
+		for _, b := range []struct{ out, pkg string }{{testPluginPath, "../../internal/intercept/testplugin"}, {filepath.Join(dir, "mcp-gateway-plugin-host"), "../mcp-gateway-plugin-host"}} {
+			if out, err := exec.Command("go", "build", "-o", b.out, b.pkg).CombinedOutput(); err != nil {
+				testPluginErr = fmt.Errorf("build %s: %v\n%s", b.pkg, err, out)
+				return
+			}
 		}
 	})
 	if testPluginErr != nil {
@@ -245,6 +249,34 @@ func TestInterceptorsBadConfig(t *testing.T) {
 	r = sb.launch(cfg, "--interceptors", filepath.Join(sb.dir, "missing.json"))
 	if r.code != 2 || !strings.Contains(r.stderr, "missing.json") {
 		t.Errorf("missing named file: exit %d, stderr %q", r.code, r.stderr)
+	}
+
+	// A plugin interceptor needs the plugin host: a gateway installed
+	// without it (none next to it, none on PATH) refuses the config.
+	doc, _ := json.Marshal(map[string]any{"interceptors": []any{map[string]any{"name": "p", "type": "plugin", "path": testPlugin(t), "hooks": []string{"before"}}}})
+	if err := os.WriteFile(file, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	alone := filepath.Join(t.TempDir(), "mcp-gateway")
+	bin, err := os.ReadFile(gatewayBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(alone, append(append([]string{"--config", cfg}, sb.flags()...), "--interceptors", file)...)
+	cmd.Env = append(os.Environ(), "GATEWAY_ACCESS_TOKEN="+sb.token, "PATH="+t.TempDir())
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 2 ||
+		!strings.Contains(stderr.String(), `interceptors[0] ("p"): type: plugin needs the plugin host mcp-gateway-plugin-host`) {
+		t.Errorf("no plugin host: %v, stderr %q", err, stderr.String())
+	}
+	if sb.pid() != 0 {
+		t.Error("a gateway started without its plugin host")
 	}
 }
 

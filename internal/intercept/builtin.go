@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/mcp-gateway/mcp-gateway/interceptor"
+	"github.com/mcp-gateway/mcp-gateway/interceptor/contract"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 )
@@ -36,19 +36,19 @@ func (f *toolFilter) allows(tool string) bool {
 // context, and neither should.
 type sizeGuard struct{ maxArgs, maxResult int }
 
-func (g *sizeGuard) before(req *interceptor.Request) interceptor.Decision {
+func (g *sizeGuard) before(req *contract.Request) contract.Decision {
 	if n := len(req.Arguments()); g.maxArgs > 0 && n > g.maxArgs {
-		return interceptor.Deny(fmt.Sprintf("arguments are %d bytes; at most %d are allowed", n, g.maxArgs))
+		return contract.Deny(fmt.Sprintf("arguments are %d bytes; at most %d are allowed", n, g.maxArgs))
 	}
-	return interceptor.Continue()
+	return contract.Continue()
 }
 
-func (g *sizeGuard) after(req *interceptor.Request) interceptor.Decision {
+func (g *sizeGuard) after(req *contract.Request) contract.Decision {
 	if n := len(req.Result); g.maxResult > 0 && n > g.maxResult {
-		return interceptor.Replace(interceptor.TextResult(
+		return contract.Replace(contract.TextResult(
 			fmt.Sprintf("the result of %s was %d bytes; at most %d are allowed", req.ExportedTool, n, g.maxResult), true))
 	}
-	return interceptor.Continue()
+	return contract.Continue()
 }
 
 // secretGuard keeps secrets out of arguments and results: the values of the
@@ -138,28 +138,28 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-func (g *secretGuard) before(req *interceptor.Request) interceptor.Decision {
+func (g *secretGuard) before(req *contract.Request) contract.Decision {
 	args := req.Arguments()
 	out, found := g.scan(args)
 	switch {
 	case found == "":
-		return interceptor.Continue()
+		return contract.Continue()
 	case g.refuse:
-		return interceptor.Deny("the arguments contain " + found)
+		return contract.Deny("the arguments contain " + found)
 	}
-	return interceptor.Rewrite(out)
+	return contract.Rewrite(out)
 }
 
-func (g *secretGuard) after(req *interceptor.Request) interceptor.Decision {
+func (g *secretGuard) after(req *contract.Request) contract.Decision {
 	out, found := g.scan(req.Result)
 	switch {
 	case found == "":
-		return interceptor.Continue()
+		return contract.Continue()
 	case g.refuse:
-		return interceptor.Replace(interceptor.TextResult(
+		return contract.Replace(contract.TextResult(
 			fmt.Sprintf("the result of %s was withheld: it contains %s", req.ExportedTool, found), true))
 	}
-	return interceptor.Replace(out)
+	return contract.Replace(out)
 }
 
 // scan looks for secrets in every string of a JSON document (keys

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcp-gateway/mcp-gateway/interceptor"
+	"github.com/mcp-gateway/mcp-gateway/interceptor/contract"
 )
 
 // DefaultPath is where a sandbox template puts its interceptor config. A
@@ -76,6 +76,10 @@ func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig 
 // interceptors.
 type Config struct {
 	Interceptors []Spec
+	// PluginHost is the plugin host program (HostName) that runs plugin
+	// interceptors: Parse finds it when the config has one, so that a
+	// gateway that could not run its plugins does not start.
+	PluginHost string
 }
 
 // Spec is one interceptor, validated: plain data, no JSON left.
@@ -87,7 +91,7 @@ type Spec struct {
 	// only when both match. Empty means all.
 	Servers, Tools []string
 	// Hooks it runs at (plugin and exec): a subset of before, after, tools.
-	Hooks []interceptor.Hook
+	Hooks []contract.Hook
 	// Timeout bounds one hook (plugin and exec).
 	Timeout time.Duration
 	// FailOpen lets calls through (unchanged) when the interceptor fails,
@@ -183,6 +187,11 @@ func Parse(raw []byte) (*Config, error) {
 			return nil, &ConfigError{Index: i, Name: s.Name, Field: "name", Err: errors.New("is used by an earlier interceptor")}
 		}
 		names[s.Name] = true
+		if s.Type == TypePlugin && cfg.PluginHost == "" {
+			if cfg.PluginHost, err = findHost(); err != nil {
+				return nil, &ConfigError{Index: i, Name: s.Name, Field: "type", Err: fmt.Errorf("plugin %w", err)}
+			}
+		}
 		cfg.Interceptors = append(cfg.Interceptors, s)
 	}
 	return cfg, nil
@@ -233,8 +242,8 @@ func parseEntry(i int, raw json.RawMessage) (Spec, error) {
 			return fail("hooks", errors.New("is required: one or more of before, after, tools"))
 		}
 		for _, h := range e.Hooks {
-			hook := interceptor.Hook(h)
-			if hook != interceptor.HookBefore && hook != interceptor.HookAfter && hook != interceptor.HookTools {
+			hook := contract.Hook(h)
+			if hook != contract.HookBefore && hook != contract.HookAfter && hook != contract.HookTools {
 				return fail("hooks", fmt.Errorf("%q is not one of before, after, tools", h))
 			}
 			if slices.Contains(s.Hooks, hook) {

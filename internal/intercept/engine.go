@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
-	"github.com/mcp-gateway/mcp-gateway/interceptor"
+	"github.com/mcp-gateway/mcp-gateway/interceptor/contract"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 )
 
@@ -113,7 +113,7 @@ func New(cfg *Config, servers []catalog.ServerSpec, opts Options) *Engine {
 		l := &link{spec: spec}
 		switch spec.Type {
 		case TypePlugin:
-			l.run = newPlugin(spec, env, opts.Logger)
+			l.run = newPlugin(spec, cfg.PluginHost, env, opts.Logger)
 		case TypeExec:
 			l.run = &execRunner{command: spec.Command, env: env, log: opts.Logger.With().Str("interceptor", spec.Name).Logger()}
 		case TypeToolFilter:
@@ -126,7 +126,7 @@ func New(cfg *Config, servers []catalog.ServerSpec, opts Options) *Engine {
 			opts.Logger.Error().Str("interceptor", spec.Name).Str("type", spec.Type).Msg("unknown interceptor type ignored")
 			continue
 		}
-		if l.hooks(interceptor.HookBefore) || l.hooks(interceptor.HookAfter) {
+		if l.hooks(contract.HookBefore) || l.hooks(contract.HookAfter) {
 			e.calls = true
 		}
 		e.chain = append(e.chain, l)
@@ -150,14 +150,14 @@ func literal(s string) string {
 }
 
 // hooks reports whether the link runs at hook.
-func (l *link) hooks(h interceptor.Hook) bool {
+func (l *link) hooks(h contract.Hook) bool {
 	switch {
 	case l.run != nil:
 		return slices.Contains(l.spec.Hooks, h)
 	case l.filter != nil:
-		return h == interceptor.HookTools
+		return h == contract.HookTools
 	default: // guards
-		return h == interceptor.HookBefore || h == interceptor.HookAfter
+		return h == contract.HookBefore || h == contract.HookAfter
 	}
 }
 
@@ -203,7 +203,7 @@ func (e *Engine) Applies(server, tool string) bool {
 		return false
 	}
 	for _, l := range e.chain {
-		if (l.hooks(interceptor.HookBefore) || l.hooks(interceptor.HookAfter)) && l.inScope(server, tool) {
+		if (l.hooks(contract.HookBefore) || l.hooks(contract.HookAfter)) && l.inScope(server, tool) {
 			return true
 		}
 	}
@@ -219,17 +219,17 @@ func (e *Engine) Applies(server, tool string) bool {
 func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage, []string, error) {
 	var trace []string
 	args := c.Arguments
-	req := func(hook interceptor.Hook, result json.RawMessage) *interceptor.Request {
-		return &interceptor.Request{Hook: hook, Server: c.Server, Tool: c.Tool, ExportedTool: c.ExportedTool,
-			Session: c.Session, Params: &interceptor.CallParams{Name: c.ExportedTool, Arguments: args}, Result: result}
+	req := func(hook contract.Hook, result json.RawMessage) *contract.Request {
+		return &contract.Request{Hook: hook, Server: c.Server, Tool: c.Tool, ExportedTool: c.ExportedTool,
+			Session: c.Session, Params: &contract.CallParams{Name: c.ExportedTool, Arguments: args}, Result: result}
 	}
 	var res json.RawMessage
 	answered := false
 	for _, l := range e.chain {
-		if !l.hooks(interceptor.HookBefore) || !l.inScope(c.Server, c.Tool) {
+		if !l.hooks(contract.HookBefore) || !l.inScope(c.Server, c.Tool) {
 			continue
 		}
-		d, err := l.before(ctx, req(interceptor.HookBefore, nil))
+		d, err := l.before(ctx, req(contract.HookBefore, nil))
 		if err == nil {
 			err = checkBefore(&d)
 		}
@@ -243,16 +243,16 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage,
 			return nil, append(trace, l.spec.Name+":failed"), &Error{Interceptor: l.spec.Name, Err: err}
 		}
 		switch d.Action {
-		case interceptor.ActionDeny:
+		case contract.ActionDeny:
 			msg := fmt.Sprintf("denied by interceptor %q", l.spec.Name)
 			if d.Message != "" {
 				msg += ": " + d.Message
 			}
-			return interceptor.TextResult(msg, true), append(trace, l.spec.Name+":deny"), nil
-		case interceptor.ActionRewrite:
+			return contract.TextResult(msg, true), append(trace, l.spec.Name+":deny"), nil
+		case contract.ActionRewrite:
 			args = compact(d.Arguments)
 			trace = append(trace, l.spec.Name+":rewrite")
-		case interceptor.ActionRespond:
+		case contract.ActionRespond:
 			res, answered = compact(d.Result), true
 			trace = append(trace, l.spec.Name+":respond")
 		}
@@ -267,10 +267,10 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage,
 		}
 	}
 	for _, l := range e.chain {
-		if !l.hooks(interceptor.HookAfter) || !l.inScope(c.Server, c.Tool) {
+		if !l.hooks(contract.HookAfter) || !l.inScope(c.Server, c.Tool) {
 			continue
 		}
-		d, err := l.after(ctx, req(interceptor.HookAfter, res))
+		d, err := l.after(ctx, req(contract.HookAfter, res))
 		if err == nil {
 			err = checkAfter(&d)
 		}
@@ -283,7 +283,7 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage,
 			}
 			return nil, append(trace, l.spec.Name+":failed"), &Error{Interceptor: l.spec.Name, Err: err}
 		}
-		if d.Action == interceptor.ActionReplace {
+		if d.Action == contract.ActionReplace {
 			res = compact(d.Result)
 			trace = append(trace, l.spec.Name+":replace")
 		}
@@ -300,7 +300,7 @@ func (e *Engine) Visible(ctx context.Context, server string, tools []*mcp.Tool) 
 		return tools
 	}
 	for _, l := range e.chain {
-		if !l.hooks(interceptor.HookTools) || !matchAny(l.spec.Servers, server) || len(tools) == 0 {
+		if !l.hooks(contract.HookTools) || !matchAny(l.spec.Servers, server) || len(tools) == 0 {
 			continue
 		}
 		if l.filter != nil {
@@ -324,7 +324,7 @@ func (e *Engine) Visible(ctx context.Context, server string, tools []*mcp.Tool) 
 		if len(asked) == 0 {
 			continue
 		}
-		hide, err := l.list(ctx, &interceptor.Request{Hook: interceptor.HookTools, Server: server, Tools: asked})
+		hide, err := l.list(ctx, &contract.Request{Hook: contract.HookTools, Server: server, Tools: asked})
 		if err != nil {
 			if l.spec.FailOpen {
 				e.log.Warn().Err(err).Str("interceptor", l.spec.Name).Str("server", server).Msg("tools hook failed; hiding nothing (failOpen)")
@@ -344,7 +344,7 @@ func (e *Engine) Visible(ctx context.Context, server string, tools []*mcp.Tool) 
 }
 
 // before asks the link about a call.
-func (l *link) before(ctx context.Context, req *interceptor.Request) (interceptor.Decision, error) {
+func (l *link) before(ctx context.Context, req *contract.Request) (contract.Decision, error) {
 	switch {
 	case l.guard != nil:
 		return l.guard.before(req), nil
@@ -355,7 +355,7 @@ func (l *link) before(ctx context.Context, req *interceptor.Request) (intercepto
 }
 
 // after asks the link about a result.
-func (l *link) after(ctx context.Context, req *interceptor.Request) (interceptor.Decision, error) {
+func (l *link) after(ctx context.Context, req *contract.Request) (contract.Decision, error) {
 	switch {
 	case l.guard != nil:
 		return l.guard.after(req), nil
@@ -366,12 +366,12 @@ func (l *link) after(ctx context.Context, req *interceptor.Request) (interceptor
 }
 
 // list asks the link which tools to hide.
-func (l *link) list(ctx context.Context, req *interceptor.Request) ([]string, error) {
+func (l *link) list(ctx context.Context, req *contract.Request) ([]string, error) {
 	d, err := l.ask(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	if d.Action != "" && d.Action != interceptor.ActionContinue {
+	if d.Action != "" && d.Action != contract.ActionContinue {
 		return nil, fmt.Errorf("answered action %q to a tools hook (only hide)", d.Action)
 	}
 	return d.Hide, nil
@@ -379,17 +379,17 @@ func (l *link) list(ctx context.Context, req *interceptor.Request) ([]string, er
 
 // ask sends req to the link's process within its timeout and decodes the
 // decision.
-func (l *link) ask(ctx context.Context, req *interceptor.Request) (interceptor.Decision, error) {
+func (l *link) ask(ctx context.Context, req *contract.Request) (contract.Decision, error) {
 	doc, err := json.Marshal(req)
 	if err != nil {
-		return interceptor.Decision{}, err
+		return contract.Decision{}, err
 	}
 	out, err := l.run.handle(ctx, doc, l.spec.Timeout)
 	if err != nil {
 		if errors.Is(err, errTimeout) {
-			return interceptor.Decision{}, fmt.Errorf("no answer within %s", l.spec.Timeout)
+			return contract.Decision{}, fmt.Errorf("no answer within %s", l.spec.Timeout)
 		}
-		return interceptor.Decision{}, err
+		return contract.Decision{}, err
 	}
 	return decode(out, req.Hook)
 }
@@ -397,29 +397,29 @@ func (l *link) ask(ctx context.Context, req *interceptor.Request) (interceptor.D
 // decode reads a decision document. Empty output continues; a bare
 // CallToolResult (an object with "content") answers the call (before) or
 // replaces the result (after), as docker/mcp-gateway's exec interceptors do.
-func decode(out []byte, hook interceptor.Hook) (interceptor.Decision, error) {
+func decode(out []byte, hook contract.Hook) (contract.Decision, error) {
 	out = bytes.TrimSpace(out)
 	if len(out) == 0 {
-		return interceptor.Continue(), nil
+		return contract.Continue(), nil
 	}
 	var probe map[string]json.RawMessage
 	if err := json.Unmarshal(out, &probe); err != nil || probe == nil {
-		return interceptor.Decision{}, fmt.Errorf("answered something other than a JSON object: %.60q", out)
+		return contract.Decision{}, fmt.Errorf("answered something other than a JSON object: %.60q", out)
 	}
 	if _, ok := probe["content"]; ok {
-		if _, ok := probe["action"]; !ok && hook != interceptor.HookTools {
-			action := interceptor.ActionRespond
-			if hook == interceptor.HookAfter {
-				action = interceptor.ActionReplace
+		if _, ok := probe["action"]; !ok && hook != contract.HookTools {
+			action := contract.ActionRespond
+			if hook == contract.HookAfter {
+				action = contract.ActionReplace
 			}
-			return interceptor.Decision{Action: action, Result: out}, nil
+			return contract.Decision{Action: action, Result: out}, nil
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.DisallowUnknownFields()
-	var d interceptor.Decision
+	var d contract.Decision
 	if err := dec.Decode(&d); err != nil {
-		return interceptor.Decision{}, fmt.Errorf("answered an invalid decision: %v", err)
+		return contract.Decision{}, fmt.Errorf("answered an invalid decision: %v", err)
 	}
 	return d, nil
 }
@@ -436,27 +436,27 @@ func compact(doc json.RawMessage) json.RawMessage {
 }
 
 // checkBefore validates a before decision.
-func checkBefore(d *interceptor.Decision) error {
+func checkBefore(d *contract.Decision) error {
 	switch d.Action {
-	case "", interceptor.ActionContinue, interceptor.ActionDeny:
+	case "", contract.ActionContinue, contract.ActionDeny:
 		return nil
-	case interceptor.ActionRewrite:
+	case contract.ActionRewrite:
 		if a := bytes.TrimSpace(d.Arguments); len(a) == 0 || a[0] != '{' || !json.Valid(a) {
 			return errors.New("rewrite: arguments must be a JSON object")
 		}
 		return nil
-	case interceptor.ActionRespond:
+	case contract.ActionRespond:
 		return checkResult(d.Result)
 	}
 	return fmt.Errorf("answered action %q to a before hook (continue, deny, rewrite or respond)", d.Action)
 }
 
 // checkAfter validates an after decision.
-func checkAfter(d *interceptor.Decision) error {
+func checkAfter(d *contract.Decision) error {
 	switch d.Action {
-	case "", interceptor.ActionContinue:
+	case "", contract.ActionContinue:
 		return nil
-	case interceptor.ActionReplace:
+	case contract.ActionReplace:
 		return checkResult(d.Result)
 	}
 	return fmt.Errorf("answered action %q to an after hook (continue or replace)", d.Action)

@@ -218,6 +218,7 @@ func TestPluginFailOpen(t *testing.T) {
 }
 
 func TestPluginThatIsNotAPluginFailsStart(t *testing.T) {
+	buildPlugins(t) // the host
 	script := filepath.Join(t.TempDir(), "garbage.sh")
 	if err := os.WriteFile(script, []byte("#!/bin/sh\necho 'hello, I am not a plugin'\nsleep 5\n"), 0o755); err != nil {
 		t.Fatal(err)

@@ -30,7 +30,7 @@ const maxExecOutput = 16 << 20
 var execWaitDelay = time.Second
 
 func (r *execRunner) handle(ctx context.Context, doc []byte, timeout time.Duration) ([]byte, error) {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", r.command)
 	cmd.Env = r.env
@@ -53,7 +53,7 @@ func (r *execRunner) handle(ctx context.Context, doc []byte, timeout time.Durati
 	err := cmd.Wait()
 	stderr.flush()
 	switch {
-	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case context.Cause(ctx) == errTimeout: // the hook's own timeout, not the caller's deadline
 		return nil, errTimeout
 	case ctx.Err() != nil:
 		return nil, ctx.Err()

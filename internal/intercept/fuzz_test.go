@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mcp-gateway/mcp-gateway/interceptor"
+	"github.com/mcp-gateway/mcp-gateway/interceptor/contract"
 )
 
 // FuzzInterceptorInput feeds arbitrary bytes to what reads outside input:
@@ -26,17 +26,17 @@ func FuzzInterceptorInput(f *testing.F) {
 		if _, err := Parse(b); err != nil && !errors.Is(err, ErrInvalidConfig) {
 			t.Fatalf("Parse error outside ErrInvalidConfig: %v", err)
 		}
-		for _, hook := range []interceptor.Hook{interceptor.HookBefore, interceptor.HookAfter, interceptor.HookTools} {
+		for _, hook := range []contract.Hook{contract.HookBefore, contract.HookAfter, contract.HookTools} {
 			d, err := decode(b, hook)
 			if err != nil {
 				continue
 			}
 			switch hook {
-			case interceptor.HookBefore:
-				if checkBefore(&d) == nil && d.Action == interceptor.ActionRewrite && compact(d.Arguments)[0] != '{' {
+			case contract.HookBefore:
+				if checkBefore(&d) == nil && d.Action == contract.ActionRewrite && compact(d.Arguments)[0] != '{' {
 					t.Fatalf("rewrite accepted non-object arguments %q", d.Arguments)
 				}
-			case interceptor.HookAfter:
+			case contract.HookAfter:
 				_ = checkAfter(&d)
 			}
 		}

@@ -1,9 +1,11 @@
 // Command testplugin is an interceptor plugin for the gateway's tests. It
 // decides by the call's "text" argument, so one binary exercises every
 // outcome and failure: deny, rewrite, respond, crash, hang, garbage, error,
-// token (answers with GATEWAY_ACCESS_TOKEN as it sees it) and pid (answers
-// with its process id); a result containing "replace-me" is replaced. It
-// hides the tools named in $TESTPLUGIN_HIDE (comma-separated).
+// status (an error with a gRPC code of its own), orphan (leaves a child
+// that holds its stderr, writes the child's pid to $TESTPLUGIN_PIDFILE and
+// exits), token (answers with GATEWAY_ACCESS_TOKEN as it sees it) and pid
+// (answers with its process id); a result containing "replace-me" is
+// replaced. It hides the tools named in $TESTPLUGIN_HIDE (comma-separated).
 package main
 
 import (
@@ -11,8 +13,12 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/mcp-gateway/mcp-gateway/interceptor"
 )
@@ -38,6 +44,18 @@ func (plugin) BeforeCall(ctx context.Context, req *interceptor.Request) (interce
 		return interceptor.Decision{Action: "explode"}, nil
 	case "error":
 		return interceptor.Decision{}, errors.New("plugin refuses to decide")
+	case "status":
+		return interceptor.Decision{}, status.Error(codes.InvalidArgument, "plugin finds the arguments invalid")
+	case "orphan":
+		child := exec.Command("sleep", "60")
+		child.Stdout, child.Stderr = os.Stderr, os.Stderr
+		if err := child.Start(); err != nil {
+			return interceptor.Decision{}, err
+		}
+		if err := os.WriteFile(os.Getenv("TESTPLUGIN_PIDFILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o644); err != nil {
+			return interceptor.Decision{}, err
+		}
+		os.Exit(3)
 	case "token":
 		return interceptor.Respond(interceptor.TextResult("token="+os.Getenv("GATEWAY_ACCESS_TOKEN"), false)), nil
 	case "pid":
