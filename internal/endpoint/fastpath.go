@@ -196,47 +196,128 @@ func callError(ctx context.Context, r *http.Request, err error) *jsonrpc.Error {
 // notification of its call (progress, log messages), as the SDK path
 // answers such a call; the JSON-RPC response is its last event. A call
 // that sends nothing is answered with plain JSON, as before.
+//
+// Notifications are relayed on the server's reader (aggregate.Intercept),
+// which must never wait for an agent: one that stops reading its stream
+// would hold every session's calls to that server. So send only queues the
+// event, and a goroutine of the stream's own writes it (each write bounded
+// by --write-timeout, stallWriter). The queue is bounded: past
+// maxStreamBacklog bytes waiting, a notification is dropped (the agent is
+// not reading them anyway). close waits for the queue to drain, so every
+// event queued goes out before the response.
 type eventStream struct {
-	w       http.ResponseWriter
-	needed  bool // the call could send notifications (CallToolStream)
+	w      http.ResponseWriter
+	needed bool // the call could send notifications (CallToolStream)
+
 	mu      sync.Mutex
-	started bool
+	started bool // the writer runs: the response is an SSE stream
 	closed  bool
-	buf     []byte
+	failed  bool     // a write failed: the agent is gone
+	queue   [][]byte // events not yet written
+	queued  int      // their bytes
+	dropped int      // notifications dropped for a full queue
+	wake    chan struct{}
+	done    chan struct{} // closed when the writer returns
 }
 
-// send writes one notification as an event, and flushes it.
+// maxStreamBacklog bounds the bytes of notifications waiting for one
+// agent's stream.
+const maxStreamBacklog = 4 << 20
+
+// errStreamBehind is send's error for a notification dropped because the
+// agent has not read the ones before it.
+var errStreamBehind = errors.New("the agent is not reading its stream: notification dropped")
+
+// send queues one notification as an event, to be written and flushed by
+// the stream's writer; it never waits for the agent.
 func (s *eventStream) send(method string, params json.RawMessage) error {
+	m, _ := json.Marshal(method)
+	ev := make([]byte, 0, len(params)+len(m)+64)
+	ev = append(ev, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"...)
+	ev = append(ev, m...)
+	ev = append(ev, `,"params":`...)
+	ev = append(ev, params...)
+	ev = append(ev, "}\n\n"...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	switch {
+	case s.closed:
 		return errors.New("the call's response is complete")
+	case s.failed:
+		return errors.New("the call's stream failed")
+	case s.queued > 0 && s.queued+len(ev) > maxStreamBacklog:
+		s.dropped++
+		return errStreamBehind
 	}
+	s.queue = append(s.queue, ev)
+	s.queued += len(ev)
 	if !s.started {
 		s.started = true
-		h := s.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache, no-transform")
-		s.w.WriteHeader(http.StatusOK)
+		s.wake = make(chan struct{}, 1)
+		s.done = make(chan struct{})
+		go s.write()
 	}
-	m, _ := json.Marshal(method)
-	s.buf = append(s.buf[:0], "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"...)
-	s.buf = append(s.buf, m...)
-	s.buf = append(s.buf, `,"params":`...)
-	s.buf = append(s.buf, params...)
-	s.buf = append(s.buf, "}\n\n"...)
-	if _, err := s.w.Write(s.buf); err != nil {
-		return err
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
-	return http.NewResponseController(s.w).Flush()
+	return nil
 }
 
-// close ends sending and reports whether the stream started.
+// write starts the SSE response and writes queued events until the stream
+// is closed and drained, or a write fails.
+func (s *eventStream) write() {
+	defer close(s.done)
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	s.w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(s.w)
+	for {
+		s.mu.Lock()
+		batch, closed := s.queue, s.closed
+		s.queue, s.queued = nil, 0
+		s.mu.Unlock()
+		if len(batch) == 0 {
+			if closed {
+				return
+			}
+			<-s.wake
+			continue
+		}
+		var err error
+		for _, ev := range batch {
+			if _, err = s.w.Write(ev); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = rc.Flush()
+		}
+		if err != nil {
+			s.mu.Lock()
+			s.failed, s.queue, s.queued = true, nil, 0
+			s.mu.Unlock()
+			return
+		}
+	}
+}
+
+// close ends sending, waits until the events queued are written (or the
+// stream failed), and reports whether the stream started.
 func (s *eventStream) close() bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closed = true
-	return s.started
+	started := s.started
+	s.mu.Unlock()
+	if started {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+		<-s.done
+	}
+	return started
 }
 
 // final writes the response to the call as the stream's last event.
