@@ -179,6 +179,15 @@ func (g *Gateway) auditRaw(ss *mcp.ServerSession, server, tool string, began tim
 	g.audit(rec)
 }
 
+// RawEligible reports whether calls of session ss may be answered outside
+// the SDK, as far as the session decides: CallToolRaw (stream false) or
+// CallToolStream (stream true) would not decline them for the session's
+// sake. A caller checks it before setting anything up for such a call: a
+// call it refuses takes the SDK's path. hasStream is as for CallToolRaw.
+func (g *Gateway) RawEligible(ss *mcp.ServerSession, hasStream, stream bool) bool {
+	return g.rawEligible(ss, hasStream, stream)
+}
+
 // rawEligible reports whether nothing the server may send during a call
 // needs the call's own stream to reach this session (see CallToolRaw).
 //
@@ -236,7 +245,7 @@ func rename(params json.RawMessage, name string) (json.RawMessage, error) {
 // server sent when up takes raw requests (RawCaller), so that the agent
 // gets them as the server wrote them, else through the SDK client (sdk).
 // params are the request's params as the gateway forwards them (routing
-// applied).
+// applied), already encoded if a json.RawMessage.
 func forward(ctx context.Context, up Upstream, method string, params any, sdk func(context.Context, *mcp.ClientSession) (mcp.Result, error)) (mcp.Result, error) {
 	rc, ok := up.(RawCaller)
 	if !ok {
@@ -248,9 +257,12 @@ func forward(ctx context.Context, up Upstream, method string, params any, sdk fu
 		})
 		return res, err
 	}
-	b, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("%s params: %w", method, err)
+	b, ok := params.(json.RawMessage)
+	if !ok {
+		var err error
+		if b, err = json.Marshal(params); err != nil {
+			return nil, fmt.Errorf("%s params: %w", method, err)
+		}
 	}
 	res, err := rc.CallRaw(ctx, method, b)
 	if err != nil {

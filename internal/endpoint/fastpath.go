@@ -111,6 +111,11 @@ func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
 // the SDK does not know the task methods and would drop "task" from a
 // call's params. They are answered by aggregate.Task.
 func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage, task bool) bool {
+	hasStream := f.e.sessions.hasStream(sid)
+	streams := canFlush(w)
+	if !task && !f.e.agg.RawEligible(ss, hasStream, streams) {
+		return false // the session's calls take the SDK's path: set nothing up for it
+	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	key := fastCallKey{sid, string(msg.ID)}
@@ -135,13 +140,13 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	switch {
 	case task:
 		res, err = f.e.agg.Task(ctx, ss, msg.Method, msg.Params)
-	case canFlush(w):
+	case streams:
 		// Progress and log messages of the call go on this response,
 		// which becomes an SSE stream at the first one.
 		stream = &eventStream{w: w}
-		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, f.e.sessions.hasStream(sid), stream.send, &stream.needed)
+		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, hasStream, stream.send, &stream.needed)
 	default:
-		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, f.e.sessions.hasStream(sid))
+		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, hasStream)
 	}
 	if stream != nil && stream.close() {
 		// Started: the response ends the stream (none for a call the
