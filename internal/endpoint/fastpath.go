@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +38,11 @@ type fastPath struct {
 
 	mu    sync.Mutex
 	calls map[fastCallKey]context.CancelCauseFunc // tools/call in flight, for notifications/cancelled
+	// asks are the requests sent to agents on fast-path calls' streams
+	// (sampling, elicitation, roots) waiting for the agent's answer, by
+	// session and the id the gateway gave the request.
+	asks   map[fastCallKey]chan agentAnswer
+	askSeq atomic.Uint64
 	// ended holds sessions closed by sessionLimit that the SDK still lists
 	// while it closes them (Close waits for their SDK requests): a fast
 	// call for one of them is left to the SDK, which answers 404 or waits.
@@ -44,7 +52,7 @@ type fastPath struct {
 type fastCallKey struct{ session, id string }
 
 func newFastPath(e *Endpoint) *fastPath {
-	return &fastPath{e: e, sessions: newSessionIndex(e.agg.Server()), calls: make(map[fastCallKey]context.CancelCauseFunc), ended: make(map[string]struct{})}
+	return &fastPath{e: e, sessions: newSessionIndex(e.agg.Server()), calls: make(map[fastCallKey]context.CancelCauseFunc), asks: make(map[fastCallKey]chan agentAnswer), ended: make(map[string]struct{})}
 }
 
 // serve answers r and reports true, or reports false having written nothing.
@@ -58,6 +66,11 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	switch msg.Method {
 	case "notifications/cancelled":
 		return f.cancel(w, sid, msg)
+	case "":
+		if msg.Batch == 0 && len(msg.ID) > 0 {
+			return f.answer(w, r, sid, msg) // a response: the agent's answer to a request
+		}
+		return false
 	case "tools/list", "tools/call":
 	default:
 		if !task {
@@ -144,7 +157,7 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		// Progress and log messages of the call go on this response,
 		// which becomes an SSE stream at the first one.
 		stream = &eventStream{w: w}
-		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, hasStream, stream.send, &stream.needed)
+		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, hasStream, stream.send, f.asker(sid, stream), &stream.needed)
 	default:
 		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, hasStream)
 	}
@@ -243,6 +256,29 @@ func (s *eventStream) send(method string, params json.RawMessage) error {
 	ev = append(ev, `,"params":`...)
 	ev = append(ev, params...)
 	ev = append(ev, "}\n\n"...)
+	return s.enqueue(ev, true)
+}
+
+// request queues a request to the agent as an event (never dropped: the
+// server waits for its answer); params absent stay absent.
+func (s *eventStream) request(id, method string, params json.RawMessage) error {
+	m, _ := json.Marshal(method)
+	ev := make([]byte, 0, len(params)+len(m)+len(id)+64)
+	ev = append(ev, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...)
+	ev = append(ev, id...)
+	ev = append(ev, `,"method":`...)
+	ev = append(ev, m...)
+	if len(params) > 0 {
+		ev = append(ev, `,"params":`...)
+		ev = append(ev, params...)
+	}
+	ev = append(ev, "}\n\n"...)
+	return s.enqueue(ev, false)
+}
+
+// enqueue queues an event for the writer, which it starts with the first;
+// a bounded event is dropped when the backlog is full.
+func (s *eventStream) enqueue(ev []byte, bounded bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -250,7 +286,7 @@ func (s *eventStream) send(method string, params json.RawMessage) error {
 		return errors.New("the call's response is complete")
 	case s.failed:
 		return errors.New("the call's stream failed")
-	case s.queued > 0 && s.queued+len(ev) > maxStreamBacklog:
+	case bounded && s.queued > 0 && s.queued+len(ev) > maxStreamBacklog:
 		s.dropped++
 		return errStreamBehind
 	}
@@ -334,6 +370,79 @@ func (s *eventStream) final(id json.RawMessage, member string, raw json.RawMessa
 	b = append(b, raw...)
 	b = append(b, "}\n\n"...)
 	_, _ = s.w.Write(b)
+}
+
+// agentAnswer is an agent's response to a request of the gateway's.
+type agentAnswer struct {
+	result json.RawMessage
+	err    error
+}
+
+// asker returns the aggregate.Ask of a fast-path call of session sid: the
+// request goes on the call's own stream (as the SDK sends a request made
+// during a call on that call's stream), with an id of the gateway's, and
+// the agent's answer, a POST of a JSON-RPC response, is caught by answer
+// before the SDK would see it. A request the server gives up on (or whose
+// call ends) is cancelled at the agent too.
+func (f *fastPath) asker(sid string, stream *eventStream) aggregate.Ask {
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		id := `"mcp-gateway-` + strconv.FormatUint(f.askSeq.Add(1), 10) + `"`
+		key := fastCallKey{sid, id}
+		ch := make(chan agentAnswer, 1)
+		f.mu.Lock()
+		f.asks[key] = ch
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			delete(f.asks, key)
+			f.mu.Unlock()
+		}()
+		if err := stream.request(id, method, params); err != nil {
+			return nil, err
+		}
+		select {
+		case a := <-ch:
+			return a.result, a.err
+		case <-ctx.Done():
+			_ = stream.send("notifications/cancelled", json.RawMessage(`{"requestId":`+id+`}`))
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// answer takes an agent's response to a request asker sent, and answers
+// the POST 202 as the SDK does; a response to anything else is the SDK's.
+func (f *fastPath) answer(w http.ResponseWriter, r *http.Request, sid string, msg *rpcMessage) bool {
+	key := fastCallKey{sid, string(msg.ID)}
+	f.mu.Lock()
+	ch, ok := f.asks[key]
+	f.mu.Unlock()
+	if !ok {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return false
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *jsonrpc.Error  `json:"error"`
+	}
+	a := agentAnswer{err: errors.New("the agent's answer is not a JSON-RPC response")}
+	if json.Unmarshal(body, &resp) == nil {
+		switch {
+		case resp.Error != nil:
+			a = agentAnswer{err: resp.Error}
+		case len(resp.Result) > 0:
+			a = agentAnswer{result: resp.Result}
+		}
+	}
+	select {
+	case ch <- a:
+	default: // answered twice: the first answer stands
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return true
 }
 
 // canFlush reports whether the writer under w can flush, as a stream

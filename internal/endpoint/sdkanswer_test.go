@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,32 +11,65 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
-// TestSDKPathAnswerInOneWrite: on the SDK path (a client that offers
-// sampling), a call whose answer is the only event of its stream is sent
-// with a Content-Length (one write, no chunks), still as an SSE event; a
-// call that streams progress first streams as before, its answer last.
+// TestSDKPathAnswerInOneWrite: a request the SDK answers (here a call of a
+// tool no server has, which the fast path leaves to the SDK's error) gets
+// its answer, the only event of its SSE stream, with a Content-Length: one
+// write, no chunks.
 func TestSDKPathAnswerInOneWrite(t *testing.T) {
-	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), io.Discard, fixtureSpec("fx", fixture.Options{Tools: []string{"echo", "progress"}}))
-	s := newRawSessionWith(t, url, token, `{"sampling":{}}`)
-
-	status, h, events := s.postEvents(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"one write"}}}`)
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), io.Discard, fixtureSpec("fx", fixture.Options{Tools: []string{"echo"}}))
+	s := newRawSession(t, url, token)
+	status, h, events := s.postEvents(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"no-such-tool","arguments":{}}}`)
 	if status != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") {
-		t.Fatalf("echo: %d %q, want 200 and an SSE stream", status, h.Get("Content-Type"))
+		t.Fatalf("unknown tool: %d %q, want 200 and the SDK's SSE stream", status, h.Get("Content-Type"))
 	}
-	if len(events) != 1 || !strings.HasPrefix(events[0], `{"jsonrpc":"2.0","id":7,"result":`) || !strings.Contains(events[0], "one write") {
-		t.Fatalf("echo events = %q, want its answer alone", events)
+	if len(events) != 1 || !strings.HasPrefix(events[0], `{"jsonrpc":"2.0","id":7,"error":`) {
+		t.Fatalf("events = %q, want the error answer alone", events)
 	}
 	n, err := strconv.Atoi(h.Get("Content-Length"))
 	if want := len("event: message\ndata: " + events[0] + "\n\n"); err != nil || n != want {
-		t.Errorf("echo Content-Length = %q, want %d (the event's length)", h.Get("Content-Length"), want)
+		t.Errorf("Content-Length = %q, want %d (the event's length)", h.Get("Content-Length"), want)
 	}
+}
 
-	status, h, events = s.postEvents(`{"jsonrpc":"2.0","id":"p","method":"tools/call","params":{"name":"progress","arguments":{"steps":2},"_meta":{"progressToken":"tok"}}}`)
-	if status != http.StatusOK || h.Get("Content-Length") != "" {
-		t.Fatalf("progress: %d, Content-Length %q; want 200 and a streamed answer", status, h.Get("Content-Length"))
+// TestAnswerWriterStreamsWhatIsNotTheAnswerAlone: an SSE response whose
+// first event is not the answer (a notification before it) streams as the
+// SDK writes it, each event flushed, without a Content-Length; the answer
+// still comes last. Real net/http on 127.0.0.1.
+func TestAnswerWriterStreamsWhatIsNotTheAnswerAlone(t *testing.T) {
+	const (
+		note   = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n"
+		answer = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n"
+	)
+	flushed := make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		aw := newAnswerWriter(w, []byte("7"))
+		aw.Header().Set("Content-Type", "text/event-stream")
+		_, _ = aw.Write([]byte(note))
+		_ = http.NewResponseController(aw).Flush()
+		<-flushed // the client read the notification before the answer was written
+		_, _ = aw.Write([]byte(answer))
+		_ = http.NewResponseController(aw).Flush()
+	})}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if len(events) != 3 || !strings.Contains(events[0], `"notifications/progress"`) || !strings.Contains(events[1], `"notifications/progress"`) ||
-		!strings.HasPrefix(events[2], `{"jsonrpc":"2.0","id":"p","result":`) {
-		t.Errorf("progress events = %q, want two progress notifications, then the answer", events)
+	go srv.Serve(ln)
+	defer srv.Close()
+	resp, err := http.Get("http://" + ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.ContentLength != -1 {
+		t.Errorf("Content-Length %d, want none (streamed)", resp.ContentLength)
+	}
+	first := make([]byte, len(note))
+	if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != note {
+		t.Fatalf("first event %q (%v), want the notification", first, err)
+	}
+	close(flushed)
+	if rest, err := io.ReadAll(resp.Body); err != nil || string(rest) != answer {
+		t.Errorf("rest %q (%v), want the answer", rest, err)
 	}
 }
