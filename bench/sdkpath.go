@@ -18,9 +18,11 @@ const sdkPathSessions = 8
 // paths, at 8 sessions against one server: the fast path (a plain call,
 // served on the HTTP lane); a call with a progress token (the fast path
 // too, but off the lane: the lane cannot stream, so each such call goes
-// back to net/http); and the SDK path (a session whose client offers
-// sampling, whose requests must travel on the call's own SDK stream). All
-// relay the server's result bytes.
+// back to net/http); a call from a client that offers sampling (the fast
+// path off the lane: the server could ask the agent something on the
+// call's stream); and the SDK path, which the fast path leaves calls it
+// does not take (here a progress token of null). All relay the server's
+// result bytes.
 func (b *bench) pathRuns(ctx context.Context) error {
 	b.logf("launching a gateway with 1 server for the paths rows")
 	var env []string
@@ -69,6 +71,17 @@ func (b *bench) pathRuns(ctx context.Context) error {
 			return expectText(res, directEchoTool, text)
 		}
 	}
+	nullToken := func(cs *mcp.ClientSession) call {
+		const text = "the quick brown fox jumps over the lazy dog"
+		args := map[string]any{"text": text}
+		return func(ctx context.Context) error {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: directEchoTool, Arguments: args, Meta: mcp.Meta{"progressToken": nil}})
+			if err != nil {
+				return fmt.Errorf("call %s: %w", directEchoTool, err)
+			}
+			return expectText(res, directEchoTool, text)
+		}
+	}
 	for _, path := range []struct {
 		name     string
 		call     func(*mcp.ClientSession) call
@@ -76,7 +89,8 @@ func (b *bench) pathRuns(ctx context.Context) error {
 	}{
 		{"fast path (plain call)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, css},
 		{"call with a progress token", progressCall, css},
-		{"SDK path (client offers sampling)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, sampling},
+		{"call from a client that offers sampling", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, sampling},
+		{"SDK path (a call with a null progress token)", nullToken, css},
 	} {
 		workers := make([]call, len(path.sessions))
 		for i, cs := range path.sessions {
