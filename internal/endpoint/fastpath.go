@@ -211,9 +211,9 @@ func callError(ctx context.Context, r *http.Request, err error) *jsonrpc.Error {
 }
 
 // eventStream turns a fast-path response into an SSE stream at the first
-// notification of its call (progress, log messages), as the SDK path
-// answers such a call; the JSON-RPC response is its last event. A call
-// that sends nothing is answered with plain JSON, as before.
+// message of its call for the agent (progress, log messages, a server's
+// request), as the SDK path answers such a call; the JSON-RPC response is
+// its last event. A call that sends nothing is answered with plain JSON.
 //
 // Notifications are relayed on the server's reader (aggregate.Intercept),
 // which must never wait for an agent: one that stops reading its stream
