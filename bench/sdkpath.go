@@ -20,9 +20,11 @@ const sdkPathSessions = 8
 // too, but off the lane: the lane cannot stream, so each such call goes
 // back to net/http); a call from a client that offers sampling (the fast
 // path off the lane: the server could ask the agent something on the
-// call's stream); and the SDK path, which the fast path leaves calls it
-// does not take (here a progress token of null). All relay the server's
-// result bytes.
+// call's stream); and the SDK path (prompts/get, which the Go SDK's server
+// session answers: decoded into its types, through its handlers, the
+// result framed as SSE; the fast path leaves it only tools/call it cannot
+// read as the SDK would, such as a null progress token). All relay the
+// server's result bytes.
 func (b *bench) pathRuns(ctx context.Context) error {
 	b.logf("launching a gateway with 1 server for the paths rows")
 	var env []string
@@ -71,15 +73,16 @@ func (b *bench) pathRuns(ctx context.Context) error {
 			return expectText(res, directEchoTool, text)
 		}
 	}
-	nullToken := func(cs *mcp.ClientSession) call {
-		const text = "the quick brown fox jumps over the lazy dog"
-		args := map[string]any{"text": text}
+	promptGet := func(cs *mcp.ClientSession) call {
 		return func(ctx context.Context) error {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: directEchoTool, Arguments: args, Meta: mcp.Meta{"progressToken": nil}})
+			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "bench"}})
 			if err != nil {
-				return fmt.Errorf("call %s: %w", directEchoTool, err)
+				return fmt.Errorf("prompts/get greet: %w", err)
 			}
-			return expectText(res, directEchoTool, text)
+			if len(res.Messages) != 1 {
+				return fmt.Errorf("prompts/get greet: %d messages, want 1", len(res.Messages))
+			}
+			return nil
 		}
 	}
 	for _, path := range []struct {
@@ -90,7 +93,7 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		{"fast path (plain call)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, css},
 		{"call with a progress token", progressCall, css},
 		{"call from a client that offers sampling", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, sampling},
-		{"SDK path (a call with a null progress token)", nullToken, css},
+		{"SDK path (prompts/get)", promptGet, css},
 	} {
 		workers := make([]call, len(path.sessions))
 		for i, cs := range path.sessions {
