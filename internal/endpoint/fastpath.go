@@ -162,6 +162,9 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, hasStream)
 	}
 	if stream != nil && stream.close() {
+		if n := stream.droppedCount(); n > 0 {
+			f.e.log.Warn().Str("session", sid).Int("dropped", n).Msg("notifications of a call dropped: its agent was not reading its stream")
+		}
 		// Started: the response ends the stream (none for a call the
 		// agent cancelled).
 		switch {
@@ -359,6 +362,13 @@ func (s *eventStream) close() bool {
 		<-s.done
 	}
 	return started
+}
+
+// droppedCount is the number of notifications dropped for a full queue.
+func (s *eventStream) droppedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
 }
 
 // final writes the response to the call as the stream's last event.

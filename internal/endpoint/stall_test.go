@@ -113,4 +113,8 @@ func TestStalledAgentDoesNotHoldTheServer(t *testing.T) {
 	})
 	other := newRawSession(t, url, token)
 	other.echo("served")
+	c.Close() // the stalled write fails, the call ends
+	waitFor(t, 30*time.Second, "the dropped notifications to be logged", func() bool {
+		return strings.Contains(logs.String(), "its agent was not reading its stream")
+	})
 }
