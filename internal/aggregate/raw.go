@@ -247,7 +247,7 @@ func rename(params json.RawMessage, name string) (json.RawMessage, error) {
 // server sent when up takes raw requests (RawCaller), so that the agent
 // gets them as the server wrote them, else through the SDK client (sdk).
 // params are the request's params as the gateway forwards them (routing
-// applied), already encoded if a json.RawMessage.
+// applied).
 func forward(ctx context.Context, up Upstream, method string, params any, sdk func(context.Context, *mcp.ClientSession) (mcp.Result, error)) (mcp.Result, error) {
 	rc, ok := up.(RawCaller)
 	if !ok {
@@ -259,12 +259,9 @@ func forward(ctx context.Context, up Upstream, method string, params any, sdk fu
 		})
 		return res, err
 	}
-	b, ok := params.(json.RawMessage)
-	if !ok {
-		var err error
-		if b, err = json.Marshal(params); err != nil {
-			return nil, fmt.Errorf("%s params: %w", method, err)
-		}
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("%s params: %w", method, err)
 	}
 	res, err := rc.CallRaw(ctx, method, b)
 	if err != nil {

@@ -327,13 +327,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	} else {
 		// The server's result bytes, as the fast path relays them.
 		params := &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args}
-		var wire any = params
-		if _, ok := r.up.(RawCaller); ok {
-			if b, err := encodeCallParams(params.Meta, r.name, args); err == nil {
-				wire = b
-			}
-		}
-		res, err = forward(ctx, r.up, "tools/call", wire, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+		res, err = forward(ctx, r.up, "tools/call", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
 			return cs.CallTool(ctx, params)
 		})
 		if err != nil {
@@ -349,30 +343,6 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		return nil, err
 	}
 	return res, nil
-}
-
-// encodeCallParams encodes a tools/call's params as encoding/json encodes
-// mcp.CallToolParams (members in its order, empty ones left out), without
-// reflecting over the struct on every call: args are already JSON.
-func encodeCallParams(meta mcp.Meta, name string, args any) (json.RawMessage, error) {
-	b := make([]byte, 0, 64+len(name))
-	b = append(b, '{')
-	if len(meta) > 0 {
-		m, err := json.Marshal(meta)
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(append(b, `"_meta":`...), m...), ',')
-	}
-	n, err := json.Marshal(name)
-	if err != nil {
-		return nil, err
-	}
-	b = append(append(b, `"name":`...), n...)
-	if a, ok := args.(json.RawMessage); ok && len(a) > 0 {
-		b = append(append(b, `,"arguments":`...), a...)
-	}
-	return append(b, '}'), nil
 }
 
 func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Time, result mcp.Result, err error) CallRecord {
