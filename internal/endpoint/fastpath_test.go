@@ -253,6 +253,14 @@ func TestFastPathServerRequestOnTheCallsStream(t *testing.T) {
 	if err := json.Unmarshal([]byte(next()), &res); err != nil || res.Error != nil || replyText(t, res) != "model said: hi there" {
 		t.Fatalf("the call's result: %+v %v", res, err)
 	}
+
+	// A client without sampling: the server gets the error at once, and
+	// the call is answered with plain JSON.
+	plain := newRawSession(t, url, token)
+	_, h, replies := plain.post(callBody(4, "sample", `{"prompt":"hello"}`, ""))
+	if len(replies) != 1 || !strings.Contains(replyText(t, replies[0]), "does not support sampling") || h.Get("Content-Type") != "application/json" {
+		t.Errorf("sample from a client without sampling: %q %+v", h.Get("Content-Type"), replies)
+	}
 }
 
 // contentTypes records the Content-Type of the responses to tools/call.
