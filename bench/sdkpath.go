@@ -18,9 +18,13 @@ const sdkPathSessions = 8
 // paths, at 8 sessions against one server: the fast path (a plain call,
 // served on the HTTP lane); a call with a progress token (the fast path
 // too, but off the lane: the lane cannot stream, so each such call goes
-// back to net/http); and the SDK path (a session whose client offers
-// sampling, whose requests must travel on the call's own SDK stream). All
-// relay the server's result bytes.
+// back to net/http); a call from a client that offers sampling (the fast
+// path off the lane: the server could ask the agent something on the
+// call's stream); and the SDK path (prompts/get, which the Go SDK's server
+// session answers: decoded into its types, through its handlers, the
+// result framed as SSE; the fast path leaves it only tools/call it cannot
+// read as the SDK would, such as a null progress token). All relay the
+// server's result bytes.
 func (b *bench) pathRuns(ctx context.Context) error {
 	b.logf("launching a gateway with 1 server for the paths rows")
 	var env []string
@@ -69,6 +73,18 @@ func (b *bench) pathRuns(ctx context.Context) error {
 			return expectText(res, directEchoTool, text)
 		}
 	}
+	promptGet := func(cs *mcp.ClientSession) call {
+		return func(ctx context.Context) error {
+			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "bench"}})
+			if err != nil {
+				return fmt.Errorf("prompts/get greet: %w", err)
+			}
+			if len(res.Messages) != 1 {
+				return fmt.Errorf("prompts/get greet: %d messages, want 1", len(res.Messages))
+			}
+			return nil
+		}
+	}
 	for _, path := range []struct {
 		name     string
 		call     func(*mcp.ClientSession) call
@@ -76,7 +92,8 @@ func (b *bench) pathRuns(ctx context.Context) error {
 	}{
 		{"fast path (plain call)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, css},
 		{"call with a progress token", progressCall, css},
-		{"SDK path (client offers sampling)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, sampling},
+		{"call from a client that offers sampling", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, sampling},
+		{"SDK path (prompts/get)", promptGet, css},
 	} {
 		workers := make([]call, len(path.sessions))
 		for i, cs := range path.sessions {

@@ -40,28 +40,30 @@ var ErrNeedsSession = errors.New("aggregate: the call needs the session's own st
 // an object and upstreams without raw support also go to the SDK path,
 // which owns their errors.
 func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool) (json.RawMessage, error) {
-	return g.callToolRaw(ctx, ss, params, hasStream, nil)
+	return g.callToolRaw(ctx, ss, params, hasStream, nil, nil)
 }
 
 // CallToolStream is CallToolRaw for a caller that can also send the agent
-// notifications on the request's own response (an SSE stream it starts at
-// the first one): it takes calls with a progress token and sessions that
-// set a log level too, and sends their progress and log messages through
-// notify, each before the result, as the SDK path would on the call's
-// stream. Server requests (sampling, elicitation) still need the SDK's
-// session: a client that offers them gets ErrNeedsSession.
+// messages on the request's own response (an SSE stream it starts at the
+// first one), as the SDK path would on the call's stream: it takes every
+// session's calls, also those with a progress token, of sessions that set a
+// log level, and of clients that offer sampling, elicitation or roots. The
+// call's progress and log messages go through notify, each before the
+// result; the server's requests during the call (sampling, elicitation,
+// roots) through ask, whose answer goes back to the server.
 //
-// needed, if not nil, is set when the call could send notifications (it has
-// a progress token, or the session set a log level), whether or not any
-// came: the caller may keep such a client's connection where it can stream.
-func (g *Gateway) CallToolStream(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify, needed *bool) (json.RawMessage, error) {
+// needed, if not nil, is set when the call could send the agent anything
+// (it has a progress token, the session set a log level, or its client may
+// be asked something on the call's stream), whether or not anything came:
+// the caller may keep such a client's connection where it can stream.
+func (g *Gateway) CallToolStream(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify, ask Ask, needed *bool) (json.RawMessage, error) {
 	if needed != nil {
 		g.mu.RLock()
 		_, logs := g.levels[ss]
 		g.mu.RUnlock()
-		*needed = logs || hasProgressToken(params)
+		*needed = logs || hasProgressToken(params) || !g.rawEligible(ss, hasStream, false)
 	}
-	return g.callToolRaw(ctx, ss, params, hasStream, notify)
+	return g.callToolRaw(ctx, ss, params, hasStream, notify, ask)
 }
 
 // hasProgressToken is a quick look for a progress token in params; the
@@ -70,8 +72,8 @@ func hasProgressToken(params json.RawMessage) bool {
 	return bytes.Contains(params, []byte("progressToken")) || bytes.Contains(params, []byte(`\u`))
 }
 
-func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify) (json.RawMessage, error) {
-	if !g.rawEligible(ss, hasStream, notify != nil) {
+func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify, ask Ask) (json.RawMessage, error) {
+	if !g.rawEligible(ss, hasStream, notify != nil && ask != nil) {
 		return nil, ErrNeedsSession
 	}
 	var p struct {
@@ -125,7 +127,7 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 			args = nil
 		}
 		began := time.Now()
-		_, done := g.calls.beginNotify(ctx, ss, server, notify)
+		_, done := g.calls.beginNotify(ctx, ss, server, notify, ask)
 		res, trace, err := g.callToolRawHooked(ctx, ss, up, r, name, args, p.Meta)
 		done()
 		g.auditRaw(ss, server, name, began, len(args), res, err, trace)
@@ -138,7 +140,7 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		}
 	}
 	began := time.Now()
-	c, done := g.calls.beginNotify(ctx, ss, server, notify)
+	c, done := g.calls.beginNotify(ctx, ss, server, notify, ask)
 	if token != nil {
 		// The caller's token goes upstream as one of the gateway's own
 		// (two sessions may use the same), and comes back as it was.
@@ -179,15 +181,27 @@ func (g *Gateway) auditRaw(ss *mcp.ServerSession, server, tool string, began tim
 	g.audit(rec)
 }
 
+// RawEligible reports whether calls of session ss may be answered outside
+// the SDK, as far as the session decides: CallToolRaw (stream false) or
+// CallToolStream (stream true) would not decline them for the session's
+// sake. A caller checks it before setting anything up for such a call: a
+// call it refuses takes the SDK's path. hasStream is as for CallToolRaw.
+func (g *Gateway) RawEligible(ss *mcp.ServerSession, hasStream, stream bool) bool {
+	return g.rawEligible(ss, hasStream, stream)
+}
+
 // rawEligible reports whether nothing the server may send during a call
 // needs the call's own stream to reach this session (see CallToolRaw).
 //
-// With stream set, the caller sends the call's notifications itself, so a
-// session's log level does not matter.
+// With stream set, the caller sends the call's notifications and requests
+// on the call's stream itself, so every initialized session's calls are.
 func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream, stream bool) bool {
 	ip := ss.InitializeParams()
 	if ip == nil {
 		return false
+	}
+	if stream {
+		return true
 	}
 	if caps := ip.Capabilities; caps != nil {
 		if caps.Sampling != nil || caps.Elicitation != nil {
@@ -196,9 +210,6 @@ func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream, stream bool) boo
 		if caps.RootsV2 != nil && !hasStream {
 			return false
 		}
-	}
-	if stream {
-		return true
 	}
 	g.mu.RLock()
 	_, logs := g.levels[ss]

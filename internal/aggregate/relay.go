@@ -25,10 +25,19 @@ type call struct {
 	// the call's own response, which the endpoint writes (CallToolStream);
 	// otherwise they go through the SDK session on ctx's stream.
 	notify Notify
+	// ask, when set, sends the server's requests during the call on the
+	// call's own response, and returns the agent's answer; otherwise they
+	// go through the SDK session on ctx's stream.
+	ask Ask
 }
 
 // Notify sends a notification to the agent with raw params.
 type Notify = func(method string, params json.RawMessage) error
+
+// Ask sends a request to the agent with raw params and returns its raw
+// result; an error answer comes back as a *jsonrpc.Error. It ends when ctx
+// does.
+type Ask = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
 
 // inflight tracks forwarded calls per server.
 type inflight struct {
@@ -43,14 +52,15 @@ func newInflight() *inflight {
 
 // begin records a call; done removes it.
 func (f *inflight) begin(ctx context.Context, ss *mcp.ServerSession, server string) (*call, func()) {
-	return f.beginNotify(ctx, ss, server, nil)
+	return f.beginNotify(ctx, ss, server, nil, nil)
 }
 
-// beginNotify is begin for a call whose messages go through notify.
-func (f *inflight) beginNotify(ctx context.Context, ss *mcp.ServerSession, server string, notify Notify) (*call, func()) {
+// beginNotify is begin for a call whose messages go through notify, and
+// requests through ask.
+func (f *inflight) beginNotify(ctx context.Context, ss *mcp.ServerSession, server string, notify Notify, ask Ask) (*call, func()) {
 	f.mu.Lock()
 	f.seq++
-	c := &call{ss: ss, ctx: ctx, server: server, seq: f.seq, notify: notify}
+	c := &call{ss: ss, ctx: ctx, server: server, seq: f.seq, notify: notify, ask: ask}
 	m := f.byServer[server]
 	if m == nil {
 		m = make(map[*call]struct{})

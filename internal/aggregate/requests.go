@@ -81,7 +81,25 @@ func (g *Gateway) relayRequest(ctx context.Context, server, method string, param
 	if err != nil {
 		return nil, err
 	}
-	return g.ask(ctx, c.ctx, c.ss, method, params)
+	return g.askCall(ctx, c, method, params)
+}
+
+// askCall sends a request to the agent session of call c, on the call's
+// own stream, and returns its raw answer. It ends when ctx or the call
+// does.
+func (g *Gateway) askCall(ctx context.Context, c *call, method string, params json.RawMessage) (json.RawMessage, error) {
+	if c.ask == nil {
+		return g.ask(ctx, c.ctx, c.ss, method, params)
+	}
+	callCtx, cancel := context.WithCancel(c.ctx)
+	defer cancel()
+	stop := context.AfterFunc(ctx, cancel)
+	defer stop()
+	res, err := c.ask(callCtx, method, params)
+	if err != nil {
+		return nil, agentError(method, err)
+	}
+	return res, nil
 }
 
 // ask sends a request to an agent session on the stream of callCtx (a
@@ -133,7 +151,7 @@ func (g *Gateway) rootsRaw(ctx context.Context, server string, params json.RawMe
 		if !hasRoots(c.ss) {
 			return empty, nil
 		}
-		return g.ask(ctx, c.ctx, c.ss, "roots/list", params)
+		return g.askCall(ctx, c, "roots/list", params)
 	}
 	var only *mcp.ServerSession
 	n := 0

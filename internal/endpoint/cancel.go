@@ -113,7 +113,7 @@ func (c *sdkCalls) serve(sdk http.Handler, w http.ResponseWriter, r *http.Reques
 		stop()
 		close(call.done)
 	}()
-	sdk.ServeHTTP(w, r.WithContext(ctx))
+	sdk.ServeHTTP(newAnswerWriter(w, msg.ID), r.WithContext(ctx))
 }
 
 // end ends the POST of the call key, if it is in flight, and waits until

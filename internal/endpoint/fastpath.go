@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +38,11 @@ type fastPath struct {
 
 	mu    sync.Mutex
 	calls map[fastCallKey]context.CancelCauseFunc // tools/call in flight, for notifications/cancelled
+	// asks are the requests sent to agents on fast-path calls' streams
+	// (sampling, elicitation, roots) waiting for the agent's answer, by
+	// session and the id the gateway gave the request.
+	asks   map[fastCallKey]chan agentAnswer
+	askSeq atomic.Uint64
 	// ended holds sessions closed by sessionLimit that the SDK still lists
 	// while it closes them (Close waits for their SDK requests): a fast
 	// call for one of them is left to the SDK, which answers 404 or waits.
@@ -44,7 +52,7 @@ type fastPath struct {
 type fastCallKey struct{ session, id string }
 
 func newFastPath(e *Endpoint) *fastPath {
-	return &fastPath{e: e, sessions: newSessionIndex(e.agg.Server()), calls: make(map[fastCallKey]context.CancelCauseFunc), ended: make(map[string]struct{})}
+	return &fastPath{e: e, sessions: newSessionIndex(e.agg.Server()), calls: make(map[fastCallKey]context.CancelCauseFunc), asks: make(map[fastCallKey]chan agentAnswer), ended: make(map[string]struct{})}
 }
 
 // serve answers r and reports true, or reports false having written nothing.
@@ -58,6 +66,11 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	switch msg.Method {
 	case "notifications/cancelled":
 		return f.cancel(w, sid, msg)
+	case "":
+		if msg.Batch == 0 && len(msg.ID) > 0 {
+			return f.answer(w, r, sid, msg) // a response: the agent's answer to a request
+		}
+		return false
 	case "tools/list", "tools/call":
 	default:
 		if !task {
@@ -111,6 +124,11 @@ func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
 // the SDK does not know the task methods and would drop "task" from a
 // call's params. They are answered by aggregate.Task.
 func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage, task bool) bool {
+	hasStream := f.e.sessions.hasStream(sid)
+	streams := canFlush(w)
+	if !task && !f.e.agg.RawEligible(ss, hasStream, streams) {
+		return false // the session's calls take the SDK's path: set nothing up for it
+	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
 	key := fastCallKey{sid, string(msg.ID)}
@@ -135,15 +153,18 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	switch {
 	case task:
 		res, err = f.e.agg.Task(ctx, ss, msg.Method, msg.Params)
-	case canFlush(w):
+	case streams:
 		// Progress and log messages of the call go on this response,
 		// which becomes an SSE stream at the first one.
 		stream = &eventStream{w: w}
-		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, f.e.sessions.hasStream(sid), stream.send, &stream.needed)
+		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, hasStream, stream.send, f.asker(sid, stream), &stream.needed)
 	default:
-		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, f.e.sessions.hasStream(sid))
+		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, hasStream)
 	}
 	if stream != nil && stream.close() {
+		if n := stream.droppedCount(); n > 0 {
+			f.e.log.Warn().Str("session", sid).Int("dropped", n).Msg("notifications of a call dropped: its agent was not reading its stream")
+		}
 		// Started: the response ends the stream (none for a call the
 		// agent cancelled).
 		switch {
@@ -193,50 +214,161 @@ func callError(ctx context.Context, r *http.Request, err error) *jsonrpc.Error {
 }
 
 // eventStream turns a fast-path response into an SSE stream at the first
-// notification of its call (progress, log messages), as the SDK path
-// answers such a call; the JSON-RPC response is its last event. A call
-// that sends nothing is answered with plain JSON, as before.
+// message of its call for the agent (progress, log messages, a server's
+// request), as the SDK path answers such a call; the JSON-RPC response is
+// its last event. A call that sends nothing is answered with plain JSON.
+//
+// Notifications are relayed on the server's reader (aggregate.Intercept),
+// which must never wait for an agent: one that stops reading its stream
+// would hold every session's calls to that server. So send only queues the
+// event, and a goroutine of the stream's own writes it (each write bounded
+// by --write-timeout, stallWriter). The queue is bounded: past
+// maxStreamBacklog bytes waiting, a notification is dropped (the agent is
+// not reading them anyway). close waits for the queue to drain, so every
+// event queued goes out before the response.
 type eventStream struct {
-	w       http.ResponseWriter
-	needed  bool // the call could send notifications (CallToolStream)
+	w      http.ResponseWriter
+	needed bool // the call could send notifications (CallToolStream)
+
 	mu      sync.Mutex
-	started bool
+	started bool // the writer runs: the response is an SSE stream
 	closed  bool
-	buf     []byte
+	failed  bool     // a write failed: the agent is gone
+	queue   [][]byte // events not yet written
+	queued  int      // their bytes
+	dropped int      // notifications dropped for a full queue
+	wake    chan struct{}
+	done    chan struct{} // closed when the writer returns
 }
 
-// send writes one notification as an event, and flushes it.
+// maxStreamBacklog bounds the bytes of notifications waiting for one
+// agent's stream.
+const maxStreamBacklog = 4 << 20
+
+// errStreamBehind is send's error for a notification dropped because the
+// agent has not read the ones before it.
+var errStreamBehind = errors.New("the agent is not reading its stream: notification dropped")
+
+// send queues one notification as an event, to be written and flushed by
+// the stream's writer; it never waits for the agent.
 func (s *eventStream) send(method string, params json.RawMessage) error {
+	m, _ := json.Marshal(method)
+	ev := make([]byte, 0, len(params)+len(m)+64)
+	ev = append(ev, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"...)
+	ev = append(ev, m...)
+	ev = append(ev, `,"params":`...)
+	ev = append(ev, params...)
+	ev = append(ev, "}\n\n"...)
+	return s.enqueue(ev, true)
+}
+
+// request queues a request to the agent as an event (never dropped: the
+// server waits for its answer); params absent stay absent.
+func (s *eventStream) request(id, method string, params json.RawMessage) error {
+	m, _ := json.Marshal(method)
+	ev := make([]byte, 0, len(params)+len(m)+len(id)+64)
+	ev = append(ev, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":"...)
+	ev = append(ev, id...)
+	ev = append(ev, `,"method":`...)
+	ev = append(ev, m...)
+	if len(params) > 0 {
+		ev = append(ev, `,"params":`...)
+		ev = append(ev, params...)
+	}
+	ev = append(ev, "}\n\n"...)
+	return s.enqueue(ev, false)
+}
+
+// enqueue queues an event for the writer, which it starts with the first;
+// a bounded event is dropped when the backlog is full.
+func (s *eventStream) enqueue(ev []byte, bounded bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed {
+	switch {
+	case s.closed:
 		return errors.New("the call's response is complete")
+	case s.failed:
+		return errors.New("the call's stream failed")
+	case bounded && s.queued > 0 && s.queued+len(ev) > maxStreamBacklog:
+		s.dropped++
+		return errStreamBehind
 	}
+	s.queue = append(s.queue, ev)
+	s.queued += len(ev)
 	if !s.started {
 		s.started = true
-		h := s.w.Header()
-		h.Set("Content-Type", "text/event-stream")
-		h.Set("Cache-Control", "no-cache, no-transform")
-		s.w.WriteHeader(http.StatusOK)
+		s.wake = make(chan struct{}, 1)
+		s.done = make(chan struct{})
+		go s.write()
 	}
-	m, _ := json.Marshal(method)
-	s.buf = append(s.buf[:0], "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":"...)
-	s.buf = append(s.buf, m...)
-	s.buf = append(s.buf, `,"params":`...)
-	s.buf = append(s.buf, params...)
-	s.buf = append(s.buf, "}\n\n"...)
-	if _, err := s.w.Write(s.buf); err != nil {
-		return err
+	select {
+	case s.wake <- struct{}{}:
+	default:
 	}
-	return http.NewResponseController(s.w).Flush()
+	return nil
 }
 
-// close ends sending and reports whether the stream started.
+// write starts the SSE response and writes queued events until the stream
+// is closed and drained, or a write fails.
+func (s *eventStream) write() {
+	defer close(s.done)
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache, no-transform")
+	s.w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(s.w)
+	for {
+		s.mu.Lock()
+		batch, closed := s.queue, s.closed
+		s.queue, s.queued = nil, 0
+		s.mu.Unlock()
+		if len(batch) == 0 {
+			if closed {
+				return
+			}
+			<-s.wake
+			continue
+		}
+		var err error
+		for _, ev := range batch {
+			if _, err = s.w.Write(ev); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = rc.Flush()
+		}
+		if err != nil {
+			s.mu.Lock()
+			s.failed, s.queue, s.queued = true, nil, 0
+			s.mu.Unlock()
+			return
+		}
+	}
+}
+
+// close ends sending, waits until the events queued are written (or the
+// stream failed), and reports whether the stream started.
 func (s *eventStream) close() bool {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closed = true
-	return s.started
+	started := s.started
+	s.mu.Unlock()
+	if started {
+		select {
+		case s.wake <- struct{}{}:
+		default:
+		}
+		<-s.done
+	}
+	return started
+}
+
+// droppedCount is the number of notifications dropped for a full queue.
+func (s *eventStream) droppedCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dropped
 }
 
 // final writes the response to the call as the stream's last event.
@@ -248,6 +380,79 @@ func (s *eventStream) final(id json.RawMessage, member string, raw json.RawMessa
 	b = append(b, raw...)
 	b = append(b, "}\n\n"...)
 	_, _ = s.w.Write(b)
+}
+
+// agentAnswer is an agent's response to a request of the gateway's.
+type agentAnswer struct {
+	result json.RawMessage
+	err    error
+}
+
+// asker returns the aggregate.Ask of a fast-path call of session sid: the
+// request goes on the call's own stream (as the SDK sends a request made
+// during a call on that call's stream), with an id of the gateway's, and
+// the agent's answer, a POST of a JSON-RPC response, is caught by answer
+// before the SDK would see it. A request the server gives up on (or whose
+// call ends) is cancelled at the agent too.
+func (f *fastPath) asker(sid string, stream *eventStream) aggregate.Ask {
+	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+		id := `"mcp-gateway-` + strconv.FormatUint(f.askSeq.Add(1), 10) + `"`
+		key := fastCallKey{sid, id}
+		ch := make(chan agentAnswer, 1)
+		f.mu.Lock()
+		f.asks[key] = ch
+		f.mu.Unlock()
+		defer func() {
+			f.mu.Lock()
+			delete(f.asks, key)
+			f.mu.Unlock()
+		}()
+		if err := stream.request(id, method, params); err != nil {
+			return nil, err
+		}
+		select {
+		case a := <-ch:
+			return a.result, a.err
+		case <-ctx.Done():
+			_ = stream.send("notifications/cancelled", json.RawMessage(`{"requestId":`+id+`}`))
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// answer takes an agent's response to a request asker sent, and answers
+// the POST 202 as the SDK does; a response to anything else is the SDK's.
+func (f *fastPath) answer(w http.ResponseWriter, r *http.Request, sid string, msg *rpcMessage) bool {
+	key := fastCallKey{sid, string(msg.ID)}
+	f.mu.Lock()
+	ch, ok := f.asks[key]
+	f.mu.Unlock()
+	if !ok {
+		return false
+	}
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return false
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  *jsonrpc.Error  `json:"error"`
+	}
+	a := agentAnswer{err: errors.New("the agent's answer is not a JSON-RPC response")}
+	if json.Unmarshal(body, &resp) == nil {
+		switch {
+		case resp.Error != nil:
+			a = agentAnswer{err: resp.Error}
+		case len(resp.Result) > 0:
+			a = agentAnswer{result: resp.Result}
+		}
+	}
+	select {
+	case ch <- a:
+	default: // answered twice: the first answer stands
+	}
+	w.WriteHeader(http.StatusAccepted)
+	return true
 }
 
 // canFlush reports whether the writer under w can flush, as a stream

@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -168,19 +169,19 @@ func TestFastPathCancel(t *testing.T) {
 	waitFor(t, 10*time.Second, "the server to see the second cancellation", func() bool { return strings.Count(logs.String(), "sleep cancelled") == 2 })
 }
 
-// TestFastPathDeclines: calls during which the server may send a request
-// that needs the call's own stream go the SDK way (an SSE response): a
-// client offering sampling or elicitation, and a client offering roots
-// without a standalone stream open. A session that set a log level stays on
-// the fast path (its log messages go on the call's response, streamed).
-func TestFastPathDeclines(t *testing.T) {
+// TestFastPathTakesEveryClient: calls of every client take the fast path,
+// also of clients the server may ask something during a call (sampling,
+// elicitation, roots without a standalone stream) and of sessions that set
+// a log level: what the server sends during the call goes on the call's own
+// response, which stays plain JSON when nothing came.
+func TestFastPathTakesEveryClient(t *testing.T) {
 	url, token, _, _ := fastPathGateway(t)
 	for name, caps := range map[string]string{
-		"sampling":           `{"sampling":{}}`,
-		"elicitation":        `{"elicitation":{}}`,
-		"roots and no GET":   `{"roots":{"listChanged":true}}`,
-		"logging/setLevel":   `{}`,
-		"none (fast, check)": `{}`,
+		"sampling":         `{"sampling":{}}`,
+		"elicitation":      `{"elicitation":{}}`,
+		"roots and no GET": `{"roots":{"listChanged":true}}`,
+		"logging/setLevel": `{}`,
+		"none":             `{}`,
 	} {
 		s := newRawSessionWith(t, url, token, caps)
 		if name == "logging/setLevel" {
@@ -192,10 +193,73 @@ func TestFastPathDeclines(t *testing.T) {
 		if len(replies) != 1 || replyText(t, replies[0]) != "a:who" {
 			t.Fatalf("%s: %+v", name, replies)
 		}
-		wantFast := name == "none (fast, check)" || name == "logging/setLevel"
-		if fast := h.Get("Content-Type") == "application/json"; fast != wantFast {
-			t.Errorf("%s: Content-Type %q; fast path %v, want %v", name, h.Get("Content-Type"), fast, wantFast)
+		if ct := h.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("%s: Content-Type %q, want the fast path's plain JSON", name, ct)
 		}
+	}
+}
+
+// TestFastPathServerRequestOnTheCallsStream: a server's request during a
+// fast-path call (here sampling) reaches the agent on the call's own SSE
+// response, with an id of the gateway's; the agent's answer, a POST of a
+// JSON-RPC response, is taken (202) and goes back to the server as written;
+// the call's result ends the stream.
+func TestFastPathServerRequestOnTheCallsStream(t *testing.T) {
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), io.Discard, fixtureSpec("fx", fixture.Options{Tools: []string{"sample"}}))
+	s := newRawSessionWith(t, url, token, `{"sampling":{}}`)
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(callBody(3, "sample", `{"prompt":"hello"}`, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "Mcp-Session-Id": s.id, "Mcp-Protocol-Version": "2025-11-25"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("sample: %s %q, want 200 and an SSE stream", resp.Status, ct)
+	}
+	br := bufio.NewReader(resp.Body)
+	next := func() string {
+		t.Helper()
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read the call's stream: %v", err)
+			}
+			if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+				return data
+			}
+		}
+	}
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal([]byte(next()), &ask); err != nil || ask.Method != "sampling/createMessage" || !strings.HasPrefix(string(ask.ID), `"mcp-gateway-`) ||
+		!strings.Contains(string(ask.Params), `"hello"`) {
+		t.Fatalf("first event: %+v %v, want the server's sampling request", ask, err)
+	}
+	status, _, _ := s.post(`{"jsonrpc":"2.0","id":` + string(ask.ID) + `,"result":{"role":"assistant","content":{"type":"text","text":"hi there"},"model":"m"}}`)
+	if status != http.StatusAccepted {
+		t.Fatalf("the agent's answer: %d, want 202", status)
+	}
+	var res rpcReply
+	if err := json.Unmarshal([]byte(next()), &res); err != nil || res.Error != nil || replyText(t, res) != "model said: hi there" {
+		t.Fatalf("the call's result: %+v %v", res, err)
+	}
+
+	// A client without sampling: the server gets the error at once, and
+	// the call is answered with plain JSON.
+	plain := newRawSession(t, url, token)
+	_, h, replies := plain.post(callBody(4, "sample", `{"prompt":"hello"}`, ""))
+	if len(replies) != 1 || !strings.Contains(replyText(t, replies[0]), "does not support sampling") || h.Get("Content-Type") != "application/json" {
+		t.Errorf("sample from a client without sampling: %q %+v", h.Get("Content-Type"), replies)
 	}
 }
 
@@ -224,10 +288,10 @@ func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
 	return resp, err
 }
 
-// TestFastPathRootsOverStandaloneStream: a Go SDK client offers roots and
-// keeps a standalone stream open; its calls take the fast path, and a server
-// asking for roots during one gets them over that stream.
-func TestFastPathRootsOverStandaloneStream(t *testing.T) {
+// TestFastPathRootsOnTheCallsStream: a Go SDK client offers roots; its
+// calls take the fast path, and a server asking for roots during one gets
+// them over the call's own stream (an SSE response).
+func TestFastPathRootsOnTheCallsStream(t *testing.T) {
 	url, token, g, _ := fastPathGateway(t)
 	ct := &contentTypes{next: bearer{token, http.DefaultTransport}}
 	client := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
@@ -249,8 +313,8 @@ func TestFastPathRootsOverStandaloneStream(t *testing.T) {
 	}
 	ct.mu.Lock()
 	defer ct.mu.Unlock()
-	if len(ct.seen) != 1 || ct.seen[0] != "application/json" {
-		t.Errorf("tools/call responses: %q, want one plain JSON (fast path)", ct.seen)
+	if len(ct.seen) != 1 || ct.seen[0] != "text/event-stream" {
+		t.Errorf("tools/call responses: %q, want one SSE stream (the roots request on it)", ct.seen)
 	}
 }
 
