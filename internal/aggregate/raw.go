@@ -141,28 +141,32 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 	}
 	began := time.Now()
 	c, done := g.calls.beginNotify(ctx, ss, server, notify, ask)
+	var res json.RawMessage
+	var err error
 	if token != nil {
 		// The caller's token goes upstream as one of the gateway's own
 		// (two sessions may use the same), and comes back as it was.
 		mine := g.progress.forwardRaw(token, c)
-		defer g.progress.releaseToken(mine)
-		var err error
+		defer func() { settle(err, func() { g.progress.releaseToken(mine) }) }()
 		if params, err = withProgressToken(params, p.Meta, mine); err != nil {
 			done()
 			return nil, ErrNeedsSession
 		}
 	}
-	res, err := up.CallRaw(ctx, "tools/call", params)
+	res, err = up.CallRaw(ctx, "tools/call", params)
 	done()
 	if err == nil && (len(res) == 0 || res[0] != '{') {
 		err = fmt.Errorf("tools/call result is not an object: %.40s", res)
 		res = nil
 	}
 	if err != nil {
-		err = upstreamError(server, err)
+		// err itself stays as it is, for settle.
+		wrapped := upstreamError(server, err)
+		g.auditRaw(ss, server, name, began, len(args), res, wrapped, "")
+		return res, wrapped
 	}
-	g.auditRaw(ss, server, name, began, len(args), res, err, "")
-	return res, err
+	g.auditRaw(ss, server, name, began, len(args), res, nil, "")
+	return res, nil
 }
 
 // auditRaw records a call of the raw path.

@@ -3,6 +3,7 @@ package aggregate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"strconv"
@@ -338,36 +339,68 @@ func (g *Gateway) Intercept(server string, req *jsonrpc.Request) bool {
 // relayProgress sends a server's progress notification to the call it
 // belongs to, with the caller's own token. raw is the notification's params
 // as the server sent them, when known.
+//
+// A call the agent cancelled keeps its token until the server is done with
+// it (see settle): a server connected directly would still deliver the
+// progress it goes on sending, so the gateway relays it too, on the
+// session's own stream (the call's has ended), where the agent's client
+// treats it as it would directly: as progress of a request it gave up on.
 func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams, raw json.RawMessage) {
 	r, ok := g.progress.lookup(p.ProgressToken)
-	if !ok || r.call.ss == nil || r.call.ctx.Err() != nil {
+	if !ok || r.call.ss == nil {
 		return
 	}
-	if r.call.notify != nil {
-		if raw == nil {
-			var err error
-			if raw, err = json.Marshal(p); err != nil {
-				return
-			}
-		}
-		if out, err := setMember(raw, progressKey, r.raw); err == nil {
-			_ = r.call.notify("notifications/progress", out)
-		}
+	tok := r.raw // the caller's token as it wrote it
+	if tok == nil {
+		tok, _ = json.Marshal(r.token)
+	}
+	if raw == nil {
+		raw, _ = json.Marshal(p)
+	}
+	out, err := setMember(raw, progressKey, tok)
+	if err != nil {
 		return
 	}
-	if a := agentConnOf(r.call.ss); a != nil && raw != nil {
-		// As the server sent it, with the caller's token, on the call's
-		// stream (the SDK's NotifyProgress would encode it anew).
-		if tok, err := json.Marshal(r.token); err == nil {
-			if out, err := setMember(raw, progressKey, tok); err == nil {
-				_ = a.notification(r.call.ctx, "notifications/progress", out)
-				return
-			}
-		}
+	ctx := r.call.ctx
+	switch {
+	case ctx.Err() != nil:
+		ctx = context.Background() // the session's own stream
+	case r.call.notify != nil:
+		_ = r.call.notify("notifications/progress", out)
+		return
 	}
-	out := *p
-	out.ProgressToken = r.token
-	_ = r.call.ss.NotifyProgress(r.call.ctx, &out)
+	if a := agentConnOf(r.call.ss); a != nil {
+		// As the server sent it, with the caller's token (the SDK's
+		// NotifyProgress would encode it anew).
+		_ = a.notification(ctx, "notifications/progress", out)
+		return
+	}
+	typed := *p
+	typed.ProgressToken = r.token
+	_ = r.call.ss.NotifyProgress(ctx, &typed)
+}
+
+// settling is the error of a request the caller cancelled, for which the
+// server may still send progress until Settled is closed
+// (supervisor.CancelledError).
+type settling interface {
+	error
+	Settled() <-chan struct{}
+}
+
+// settle runs release, which forgets a call's progress token, at once; or,
+// when the call was cancelled while the server may still send its
+// progress, once the server is done with it.
+func settle(err error, release func()) {
+	var s settling
+	if errors.As(err, &s) {
+		go func() {
+			<-s.Settled()
+			release()
+		}()
+		return
+	}
+	release()
 }
 
 // relayLog sends a server's log message to the session of the call it most
@@ -447,7 +480,10 @@ func (g *Gateway) caller(server, feature string, supports func(*mcp.ClientCapabi
 // notifications one at a time, and listing waits for responses.
 func (g *Gateway) relist(server string, cs *mcp.ClientSession, kind string) {
 	go func() {
-		ctx := context.Background()
+		// Bounded like the first listing: a server that stops answering
+		// must not hold this goroutine forever.
+		ctx, cancel := context.WithTimeout(context.Background(), extrasTimeout)
+		defer cancel()
 		caps := cs.InitializeResult().Capabilities
 		if caps == nil {
 			return

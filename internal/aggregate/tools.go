@@ -302,7 +302,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
 	defer done()
 	meta := g.progress.forward(p.Meta, call)
-	defer g.progress.release(meta)
+	var upErr error // the upstream's error as it came, for settle
+	defer func() { settle(upErr, func() { g.progress.release(meta) }) }()
 	sdkCall := func(ctx context.Context, args any) (*mcp.CallToolResult, error) {
 		var res *mcp.CallToolResult
 		err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
@@ -331,6 +332,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 			return cs.CallTool(ctx, params)
 		})
 		if err != nil {
+			upErr = err
 			err = upstreamError(r.up.Name(), err)
 		}
 	}

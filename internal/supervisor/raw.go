@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
@@ -121,11 +122,47 @@ func (c *lineConn) roundTrip(ctx context.Context, method string, params json.Raw
 		c.raw.remove(id)
 		return nil, c.raw.err
 	case <-ctx.Done():
-		c.raw.remove(id)
 		_ = c.writeRaw(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`, id, `","reason":"the agent cancelled the call"}}`)
-		return nil, ctx.Err()
+		// The server may go on with the request for a while (its progress
+		// still comes); it is over when it answers after all, the
+		// connection ends, or the grace passes.
+		settled := make(chan struct{})
+		go func() {
+			defer close(settled)
+			t := time.NewTimer(CancelledGrace)
+			defer t.Stop()
+			select {
+			case <-ch:
+			case <-c.raw.ended:
+			case <-t.C:
+			}
+			c.raw.remove(id)
+		}()
+		return nil, &CancelledError{Err: ctx.Err(), settled: settled}
 	}
 }
+
+// CancelledGrace bounds how long a request whose caller gave up is still
+// followed: a server told of the cancellation may go on with the request
+// and send its progress for a while (the spec lets it), and a server
+// connected directly would still deliver that to the client.
+const CancelledGrace = 30 * time.Second
+
+// CancelledError is the error of a raw request whose context ended before
+// the server answered. The server has been sent notifications/cancelled;
+// Settled is closed once it can send nothing more for the request: it
+// answered after all, its connection or the request's stream ended, or
+// CancelledGrace passed. Until then the request's progress may still come.
+type CancelledError struct {
+	Err     error // the context's error
+	settled <-chan struct{}
+}
+
+func (e *CancelledError) Error() string { return e.Err.Error() }
+func (e *CancelledError) Unwrap() error { return e.Err }
+
+// Settled is closed once the server can send nothing more for the request.
+func (e *CancelledError) Settled() <-chan struct{} { return e.settled }
 
 // writeRequest writes a request with raw params as one line. The params are
 // compacted on the way: they come from an agent, and a line break in them

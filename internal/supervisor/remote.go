@@ -171,6 +171,9 @@ type remoteSession struct {
 	cs  *mcp.ClientSession
 	rt  *remoteTransport
 	raw *remoteRaw // for raw requests, beside cs
+	// stream relays what the remote sends on GET streams (see
+	// standaloneRelay).
+	stream *standaloneRelay
 	// ended is closed when the SDK connection is over; waitErr says why.
 	ended   chan struct{}
 	waitErr error
@@ -199,13 +202,24 @@ func sessionGone(status int) error {
 // answered, in words: an HTTP status, "unreachable", or a timeout.
 func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 	sess := &remoteSession{broken: make(chan struct{})}
-	sess.rt = &remoteTransport{base: r.base, headers: r.spec.Headers, gone: func(status int) { sess.markBroken(sessionGone(status)) }}
+	sess.raw = &remoteRaw{url: r.spec.URL}
+	if f := r.opts.Intercept; f != nil {
+		sess.raw.intercept = func(n *jsonrpc.Request) bool { return f(r.spec.Name, n) }
+	}
+	if f := r.opts.ServeRequest; f != nil {
+		sess.raw.serve = func(method string) RequestHandler { return f(r.spec.Name, method) }
+	}
+	sess.stream = newStandaloneRelay(sess.raw)
+	sess.rt = &remoteTransport{base: r.base, headers: r.spec.Headers, gone: func(status int) { sess.markBroken(sessionGone(status)) },
+		stream: sess.stream.handle}
 	client := &http.Client{Transport: sess.rt}
+	sess.raw.client = client
 	tr := &mcp.StreamableClientTransport{Endpoint: r.spec.URL, HTTPClient: client}
 	cctx, cancel := context.WithTimeout(ctx, r.opts.ConnectTimeout)
 	defer cancel()
 	cs, err := r.opts.NewClient(r.spec.Name).Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
+		sess.stream.close()
 		if ctx.Err() == nil && cctx.Err() != nil {
 			return nil, r.clean(fmt.Errorf("%s: no MCP handshake within %s", r.where, r.opts.ConnectTimeout))
 		}
@@ -215,13 +229,7 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 	r.mu.Lock()
 	r.initRaw = sess.rt.initializeResult()
 	r.mu.Unlock()
-	sess.raw = &remoteRaw{url: r.spec.URL, client: client, cs: cs}
-	if f := r.opts.Intercept; f != nil {
-		sess.raw.intercept = func(n *jsonrpc.Request) bool { return f(r.spec.Name, n) }
-	}
-	if f := r.opts.ServeRequest; f != nil {
-		sess.raw.serve = func(method string) RequestHandler { return f(r.spec.Name, method) }
-	}
+	sess.raw.cs = cs
 	sess.ended = make(chan struct{})
 	go func() {
 		sess.waitErr = cs.Wait()
@@ -230,6 +238,7 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 	if r.opts.OnReady != nil {
 		if err := r.opts.OnReady(cctx, r, cs, sess.raw.roundTrip); err != nil {
 			cs.Close()
+			sess.stream.close()
 			return nil, r.clean(r.describe(sess.rt, err))
 		}
 	}
@@ -267,6 +276,7 @@ func (r *Remote) hold(ctx context.Context, sess *remoteSession) error {
 	r.mu.Unlock()
 	sess.cs.Close()
 	<-sess.ended
+	sess.stream.close()
 	if err != nil {
 		err = r.clean(err)
 	}
@@ -402,6 +412,10 @@ type remoteTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	gone    func(status int)
+	// stream, if set, sees each message of a GET stream (the standalone
+	// stream, a resumed request's stream) before the SDK does, and
+	// reports whether it consumed it.
+	stream func(req *http.Request, data []byte) bool
 
 	mu        sync.Mutex
 	status    int      // status of the last non-2xx response, 0 if none
@@ -482,6 +496,10 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if req.Method == http.MethodDelete {
 		return resp, err // the end of a session says nothing about the remote
+	}
+	if err == nil && req.Method == http.MethodGet && t.stream != nil && resp.StatusCode == http.StatusOK &&
+		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = newSSEFilter(resp.Body, DefaultMaxMessageBytes, func(data []byte) bool { return t.stream(req, data) })
 	}
 	gone := 0
 	if resp != nil && resp.StatusCode == http.StatusBadRequest && req.Header.Get("Mcp-Session-Id") != "" && sessionUnknown(resp) {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -50,7 +51,49 @@ func (r *remoteRaw) roundTrip(ctx context.Context, method string, params json.Ra
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("params: %v", err)}
 	}
 	body.WriteString("}")
-	resp, err := r.post(ctx, body.Bytes())
+	// The exchange lives past ctx: when the caller gives up, the remote is
+	// told, and what it still sends for the request on this stream (its
+	// progress) is relayed until the stream ends, the answer comes after
+	// all, or CancelledGrace passes. A remote connected directly would
+	// still deliver that to its client; closing the stream would lose it.
+	xctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	type outcome struct {
+		res json.RawMessage
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := r.exchange(xctx, ctx, method, id, body.Bytes())
+		done <- outcome{res, err}
+	}()
+	select {
+	case o := <-done:
+		stop()
+		return o.res, o.err
+	case <-ctx.Done():
+	}
+	// Tell the remote, as the SDK client does for its own requests.
+	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the agent cancelled the call"})
+	_ = r.send(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		defer stop()
+		t := time.NewTimer(CancelledGrace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+	}()
+	return nil, &CancelledError{Err: ctx.Err(), settled: settled}
+}
+
+// exchange POSTs a request and reads its response, with xctx (which the
+// caller's cancellation does not end). callCtx is the caller's context, for
+// the answers to what the remote asks during the request.
+func (r *remoteRaw) exchange(xctx, callCtx context.Context, method, id string, body []byte) (json.RawMessage, error) {
+	resp, err := r.post(xctx, body)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", method, err)
 	}
@@ -69,14 +112,7 @@ func (r *remoteRaw) roundTrip(ctx context.Context, method string, params json.Ra
 	}
 	served := newServed(r.serve, r.answer)
 	defer served.close()
-	res, err := r.read(ctx, resp, id, served)
-	if ctx.Err() != nil {
-		// Tell the remote, as the SDK client does for its own requests.
-		p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the agent cancelled the call"})
-		_ = r.send(context.Background(), &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
-		return nil, ctx.Err()
-	}
-	return res, err
+	return r.read(callCtx, resp, id, served)
 }
 
 // read handles the messages of a request's response until the response to
@@ -162,19 +198,31 @@ func (r *remoteRaw) read(ctx context.Context, resp *http.Response, id string, se
 	return nil, errors.New("the remote's response stream ended before the answer")
 }
 
+// remoteSendTimeout bounds a POST that carries a notification or a
+// response, which the remote accepts at once (202): one that stops reading
+// must not hold a call, or a handler's goroutine, forever.
+const remoteSendTimeout = 30 * time.Second
+
 // answer POSTs a response to a request of the remote.
 func (r *remoteRaw) answer(ctx context.Context, msg jsonrpc.Message) error {
 	return r.send(ctx, msg)
 }
 
 // send POSTs a notification or a response, which the remote accepts with
-// 202 and no body.
+// 202 and no body, within remoteSendTimeout, whether or not ctx has ended
+// (a cancellation must still reach the remote).
 func (r *remoteRaw) send(ctx context.Context, msg jsonrpc.Message) error {
+	return r.sendWith(ctx, msg, r.sessionID(), r.version())
+}
+
+func (r *remoteRaw) sendWith(ctx context.Context, msg jsonrpc.Message, sessionID, version string) error {
 	b, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
 	}
-	resp, err := r.post(ctx, b)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), remoteSendTimeout)
+	defer cancel()
+	resp, err := r.postWith(ctx, b, sessionID, version)
 	if err != nil {
 		return err
 	}
@@ -186,19 +234,32 @@ func (r *remoteRaw) send(ctx context.Context, msg jsonrpc.Message) error {
 	return nil
 }
 
+// sessionID and version are the session's, for the headers of a POST.
+func (r *remoteRaw) sessionID() string { return r.cs.ID() }
+
+func (r *remoteRaw) version() string {
+	if ir := r.cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
+		return ir.ProtocolVersion
+	}
+	return ProtocolVersion
+}
+
 func (r *remoteRaw) post(ctx context.Context, body []byte) (*http.Response, error) {
+	return r.postWith(ctx, body, r.sessionID(), r.version())
+}
+
+func (r *remoteRaw) postWith(ctx context.Context, body []byte, sessionID, version string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if id := r.cs.ID(); id != "" {
-		req.Header.Set("Mcp-Session-Id", id)
+	if sessionID != "" {
+		req.Header.Set("Mcp-Session-Id", sessionID)
 	}
-	version := ProtocolVersion
-	if ir := r.cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
-		version = ir.ProtocolVersion
+	if version == "" {
+		version = ProtocolVersion
 	}
 	req.Header.Set("Mcp-Protocol-Version", version)
 	return r.client.Do(req)
