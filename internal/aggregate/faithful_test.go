@@ -307,6 +307,45 @@ func TestRemoteProgressArrivesBeforeResult(t *testing.T) {
 	}
 }
 
+// TestCancelledCallProgressStillRelayed: after the agent cancels a call,
+// the progress the server goes on sending for it still reaches the agent
+// with the agent's own token, as it would from a server connected
+// directly (on the session's stream: the call's has ended).
+func TestCancelledCallProgressStillRelayed(t *testing.T) {
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok", Linger: true})
+	url := startRemoteGateway(t, rem, "tok")
+	progress := make(chan *mcp.ProgressNotificationParams, 10)
+	cs := connect(t, url, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		progress <- req.Params
+	}})
+	ctx, cancel := context.WithCancel(ctxT(t))
+	errc := make(chan error, 1)
+	go func() {
+		params := &mcp.CallToolParams{Name: "linger", Arguments: map[string]any{}}
+		params.SetProgressToken("agent-token")
+		_, err := cs.CallTool(ctx, params)
+		errc <- err
+	}()
+	next := func(want float64) {
+		t.Helper()
+		select {
+		case p := <-progress:
+			if p.ProgressToken != "agent-token" || p.Progress != want {
+				t.Fatalf("progress %+v, want %v with the agent's token", p, want)
+			}
+		case <-ctxT(t).Done():
+			t.Fatalf("progress %v never reached the agent", want)
+		}
+	}
+	next(1)
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("the cancelled call succeeded")
+	}
+	next(2)
+	next(3)
+}
+
 // sessionOf returns the gateway's session with id sid.
 func sessionOf(t *testing.T, g *aggregate.Gateway, sid string) *mcp.ServerSession {
 	t.Helper()

@@ -37,6 +37,9 @@ type remoteRaw struct {
 	serve     func(method string) RequestHandler
 	n         atomic.Uint64
 	maxBytes  int
+	// sendTimeout and grace, if set, replace remoteSendTimeout and
+	// CancelledGrace (tests).
+	sendTimeout, grace time.Duration
 }
 
 // roundTrip is a RoundTrip on the remote session.
@@ -79,7 +82,11 @@ func (r *remoteRaw) roundTrip(ctx context.Context, method string, params json.Ra
 	go func() {
 		defer close(settled)
 		defer stop()
-		t := time.NewTimer(CancelledGrace)
+		grace := r.grace
+		if grace <= 0 {
+			grace = CancelledGrace
+		}
+		t := time.NewTimer(grace)
 		defer t.Stop()
 		select {
 		case <-done:
@@ -220,7 +227,11 @@ func (r *remoteRaw) sendWith(ctx context.Context, msg jsonrpc.Message, sessionID
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), remoteSendTimeout)
+	timeout := r.sendTimeout
+	if timeout <= 0 {
+		timeout = remoteSendTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	resp, err := r.postWith(ctx, b, sessionID, version)
 	if err != nil {
