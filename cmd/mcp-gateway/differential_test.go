@@ -89,9 +89,6 @@ var knownOpenDiffs = []knownOpenDiff{
 		"documented rename: task ids are the gateway's own (task-...), so that two servers' ids never collide"),
 	knownOpen("everything", allModes, "tasks/.*", `^\.result\.error\.message$`, "documented: the error of a task request the server refused names the server"),
 
-	{server: "everything", modes: []string{"remote"}, step: regexp.MustCompile(`^tools/call trigger-long-running-operation$`), path: regexp.MustCompile(`^\.progress\[\d+\]$`),
-		reason: "remote upstream: the last progress notification of a call can come after its result, and is then lost", intermittent: true},
-
 	// server-filesystem.
 	knownOpen("filesystem", localModes, "prompts/list|resources/list|resources/templates/list", `^\.(localError|result)$`, "the gateway answers a list of a kind no server has (and it does not advertise) with an empty list; the server with -32601"),
 }

@@ -412,9 +412,9 @@ type remoteTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
 	gone    func(status int)
-	// stream, if set, sees each message of a GET stream (the standalone
-	// stream, a resumed request's stream) before the SDK does, and
-	// reports whether it consumed it.
+	// stream, if set, sees each message of the SDK's streams (the
+	// standalone GET stream, the response streams of its requests) before
+	// the SDK does, and reports whether it consumed it.
 	stream func(req *http.Request, data []byte) bool
 
 	mu        sync.Mutex
@@ -497,7 +497,13 @@ func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if req.Method == http.MethodDelete {
 		return resp, err // the end of a session says nothing about the remote
 	}
-	if err == nil && req.Method == http.MethodGet && t.stream != nil && resp.StatusCode == http.StatusOK &&
+	// The SDK's own streams: its standalone GET stream, and the response
+	// stream of each request it makes (a call through Do, a listing),
+	// whose progress would otherwise reach the agent through the SDK's
+	// notification goroutine, possibly after the result. remoteRaw reads
+	// the streams of its requests itself.
+	sdkStream := req.Method == http.MethodGet || (req.Method == http.MethodPost && req.Context().Value(rawRequestKey{}) == nil)
+	if err == nil && sdkStream && t.stream != nil && resp.StatusCode == http.StatusOK &&
 		strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		resp.Body = newSSEFilter(resp.Body, DefaultMaxMessageBytes, func(data []byte) bool { return t.stream(req, data) })
 	}

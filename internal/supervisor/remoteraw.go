@@ -259,7 +259,12 @@ func (r *remoteRaw) post(ctx context.Context, body []byte) (*http.Response, erro
 	return r.postWith(ctx, body, r.sessionID(), r.version())
 }
 
+// rawRequestKey marks the context of remoteRaw's own POSTs, whose response
+// streams it reads itself (the transport filters only the SDK's).
+type rawRequestKey struct{}
+
 func (r *remoteRaw) postWith(ctx context.Context, body []byte, sessionID, version string) (*http.Response, error) {
+	ctx = context.WithValue(ctx, rawRequestKey{}, true)
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err

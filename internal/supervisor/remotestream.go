@@ -12,18 +12,20 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// What a remote sends outside the requests the gateway makes (on the
-// standalone GET stream the SDK's client session holds open, and on a
-// request's stream that the SDK resumes with a GET) is relayed as the stdio
+// What a remote sends on the streams the SDK's client session reads (the
+// standalone GET stream it holds open, and the response stream of each
+// request it makes: a call through Do, a listing) is relayed as the stdio
 // reader relays a child's stdout: each message is seen first, on the
 // stream's reader, in order, by the gateway's intercept (progress, log
 // messages, task status: relayed raw, at once) and by its request handlers
 // (sampling, elicitation, roots: answered raw, with a POST of their own);
-// what neither takes (list_changed, resources/updated, ping) goes on to the
-// SDK's client session. Through the SDK's types alone, messages the types do
-// not know (notifications/tasks/status) were dropped, others re-encoded,
-// and all of them queued behind the SDK's notification goroutine, so that
-// they could reach the agent after the step they belong to.
+// what neither takes (responses, list_changed, resources/updated, ping) goes
+// on to the SDK's client session. Through the SDK's types alone, messages
+// the types do not know (notifications/tasks/status) were dropped, others
+// re-encoded, and all of them queued behind the SDK's notification
+// goroutine, which the SDK does not wait for before it hands a call its
+// result: a call's last progress could reach the agent after the result,
+// when the gateway had already forgotten the call's token, and was lost.
 
 // standaloneRelay is the session's handler of those messages.
 type standaloneRelay struct {
@@ -31,7 +33,7 @@ type standaloneRelay struct {
 	served *served
 
 	mu                 sync.Mutex
-	sessionID, version string // from the stream's GET, for the answers' POSTs
+	sessionID, version string // from the stream's request, for the answers' POSTs
 }
 
 func newStandaloneRelay(raw *remoteRaw) *standaloneRelay {
@@ -40,8 +42,8 @@ func newStandaloneRelay(raw *remoteRaw) *standaloneRelay {
 	return s
 }
 
-// handle reports whether it consumed data, one event's message from a GET
-// stream made by req.
+// handle reports whether it consumed data, one event's message on the
+// response stream of req.
 func (s *standaloneRelay) handle(req *http.Request, data []byte) bool {
 	msg, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
@@ -51,16 +53,19 @@ func (s *standaloneRelay) handle(req *http.Request, data []byte) bool {
 	if !ok {
 		return false
 	}
-	s.mu.Lock()
-	s.sessionID, s.version = req.Header.Get("Mcp-Session-Id"), req.Header.Get("Mcp-Protocol-Version")
-	s.mu.Unlock()
+	if sid := req.Header.Get("Mcp-Session-Id"); sid != "" {
+		s.mu.Lock()
+		s.sessionID, s.version = sid, req.Header.Get("Mcp-Protocol-Version")
+		s.mu.Unlock()
+	}
 	if !m.ID.IsValid() && s.raw.intercept != nil && s.raw.intercept(m) {
 		return true
 	}
 	return s.served.take(m)
 }
 
-// write POSTs the answer to a request the remote sent on a GET stream.
+// write POSTs the answer to a request the remote sent on one of the SDK's
+// streams.
 func (s *standaloneRelay) write(ctx context.Context, msg jsonrpc.Message) error {
 	s.mu.Lock()
 	sid, v := s.sessionID, s.version

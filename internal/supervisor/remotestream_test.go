@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -106,20 +107,21 @@ wait:
 			t.Fatal("no log message from the standalone stream reached the intercept")
 		}
 	}
-	for len(intercepted) > 0 {
-		<-intercepted
-	}
 	const n = 20
 	for i := range n {
 		if err := ss.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Logger: "seq", Data: i}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for i := range n {
+	for i := 0; i < n; {
 		select {
 		case got := <-intercepted:
-			if want := fmt.Sprintf(`"data":%d`, i); !strings.Contains(string(got.params), want) {
-				t.Fatalf("message %d: %s, want %s (in order)", i, got.params, want)
+			if strings.Contains(string(got.params), `"hello"`) {
+				continue // a probe still on its way
+			}
+			i++
+			if want := fmt.Sprintf(`"data":%d`, i-1); !strings.Contains(string(got.params), want) {
+				t.Fatalf("message %d: %s, want %s (in order)", i-1, got.params, want)
 			}
 		case <-ctx.Done():
 			t.Fatalf("message %d never intercepted", i)
@@ -330,5 +332,63 @@ func TestSSEFilter(t *testing.T) {
 	}
 	if got := strings.Join(taken, " "); got != "{\"take\":1} {\"take\":\n3} {\"take\":4}" {
 		t.Errorf("taken: %s", got)
+	}
+}
+
+// TestRemoteSDKCallProgressBeforeResult: a call the SDK's client session
+// makes itself (Do: an interceptor's call, a listing) has its progress
+// intercepted on the stream's reader, so all of it is relayed before
+// CallTool returns the result; through the SDK's notification goroutine the
+// last could come after it.
+func TestRemoteSDKCallProgressBeforeResult(t *testing.T) {
+	url, _, _ := sdkRemote(t, func(s *mcp.Server) {
+		s.AddTool(&mcp.Tool{Name: "steps", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			for i := 1; i <= 3; i++ {
+				if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(), Progress: float64(i), Total: 3}); err != nil {
+					return nil, err
+				}
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+		})
+	})
+	var mu sync.Mutex
+	seenByToken := map[string]int{}
+	r, _ := runRemote(t, catalog.ServerSpec{URL: url}, RemoteOptions{
+		Intercept: func(server string, n *jsonrpc.Request) bool {
+			if n.Method != "notifications/progress" {
+				return false
+			}
+			var p struct {
+				Token string `json:"progressToken"`
+			}
+			_ = json.Unmarshal(n.Params, &p)
+			mu.Lock()
+			seenByToken[p.Token]++
+			mu.Unlock()
+			return true
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := r.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 20 {
+		tok := fmt.Sprintf("t%d", i)
+		err := r.Do(ctx, func(cs *mcp.ClientSession) error {
+			params := &mcp.CallToolParams{Name: "steps", Arguments: map[string]any{}}
+			params.SetProgressToken(tok)
+			_, err := cs.CallTool(ctx, params)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		got := seenByToken[tok]
+		mu.Unlock()
+		if got != 3 {
+			t.Fatalf("call %d: %d of 3 progress notifications relayed when the result came", i, got)
+		}
 	}
 }
