@@ -392,3 +392,29 @@ func TestRemoteSDKCallProgressBeforeResult(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRemoteCallRaw: one raw tools/call to a remote (a Go SDK server
+// over HTTP on 127.0.0.1), the path every agent call to a remote takes.
+func BenchmarkRemoteCallRaw(b *testing.B) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "bench-remote", Version: "1"}, nil)
+	server.AddTool(&mcp.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object"}`)}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+	})
+	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	defer srv.Close()
+	r := NewRemote(catalog.ServerSpec{Name: "bench", Kind: catalog.KindRemote, URL: srv.URL}, RemoteOptions{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	if err := r.WaitStarted(ctx); err != nil {
+		b.Fatal(err)
+	}
+	params := json.RawMessage(`{"name":"echo","arguments":{}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := r.CallRaw(ctx, "tools/call", params); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
