@@ -416,6 +416,8 @@ type remoteTransport struct {
 	// standalone GET stream, the response streams of its requests) before
 	// the SDK does, and reports whether it consumed it.
 	stream func(req *http.Request, data []byte) bool
+	// sendTimeout, if set, replaces remoteSendTimeout (tests).
+	sendTimeout time.Duration
 
 	mu        sync.Mutex
 	status    int      // status of the last non-2xx response, 0 if none
@@ -472,6 +474,63 @@ func (t *remoteTransport) initializeResult() json.RawMessage {
 }
 
 func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if _, bounded := req.Context().Deadline(); bounded || req.Method != http.MethodPost || isCall(req) {
+		return t.roundTrip(req)
+	}
+	// A notification or an answer the SDK sends with no deadline (its
+	// notifications/cancelled, its answer to a ping): the remote accepts
+	// it at once, and one that stops reading must not hold the SDK's
+	// goroutine forever.
+	timeout := t.sendTimeout
+	if timeout <= 0 {
+		timeout = remoteSendTimeout
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), timeout)
+	resp, err := t.roundTrip(req.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = &cancelOnClose{ReadCloser: resp.Body, cancel: cancel}
+	return resp, nil
+}
+
+// isCall reports whether req's body is a JSON-RPC request (one that waits
+// for its answer), or may be: a body it cannot read again counts as one.
+func isCall(req *http.Request) bool {
+	if req.GetBody == nil || req.ContentLength < 0 || req.ContentLength > 64<<10 {
+		return true // notifications and answers are small
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return true
+	}
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, 1<<20))
+	if err != nil {
+		return true
+	}
+	msg, err := jsonrpc.DecodeMessage(b)
+	if err != nil {
+		return true
+	}
+	call, ok := msg.(*jsonrpc.Request)
+	return ok && call.ID.IsValid()
+}
+
+// cancelOnClose ends a request's context when its body is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	err := c.ReadCloser.Close()
+	c.cancel()
+	return err
+}
+
+func (t *remoteTransport) roundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	for k, v := range t.headers {
 		req.Header.Set(k, v)

@@ -280,6 +280,55 @@ func TestRemoteWritesBounded(t *testing.T) {
 	}
 }
 
+// TestRemoteSDKWritesBounded: a notification or an answer the SDK sends
+// with no deadline (its notifications/cancelled, its answer to a ping) to a
+// remote that never answers gives up; a request is not cut short.
+func TestRemoteSDKWritesBounded(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(b), `"id"`) { // a request: answered, slowly
+			time.Sleep(300 * time.Millisecond)
+			w.Header().Set("Content-Type", "application/json")
+			fmt.Fprint(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+			return
+		}
+		select {
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	client := &http.Client{Transport: &remoteTransport{base: srv.Client().Transport, gone: func(int) {}, sendTimeout: 100 * time.Millisecond}}
+	post := func(body string) error {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, srv.URL, strings.NewReader(body))
+		if err != nil {
+			return err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, err = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("notification to a remote that never answers: %v, want a deadline error", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("a notification to a remote that never answers never gave up")
+	}
+	if err := post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`); err != nil {
+		t.Errorf("a request answered after the notifications' bound: %v", err)
+	}
+}
+
 // inMemoryServer is a connected server's transport, for a client session
 // whose ID and protocol version remoteRaw reads.
 func inMemoryServer(t *testing.T) mcp.Transport {
