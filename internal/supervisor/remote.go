@@ -474,7 +474,9 @@ func (t *remoteTransport) initializeResult() json.RawMessage {
 }
 
 func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if _, bounded := req.Context().Deadline(); bounded || req.Method != http.MethodPost || isCall(req) {
+	// remoteRaw bounds its own POSTs.
+	if _, bounded := req.Context().Deadline(); bounded || req.Method != http.MethodPost ||
+		req.Context().Value(rawRequestKey{}) != nil || isCall(req) {
 		return t.roundTrip(req)
 	}
 	// A notification or an answer the SDK sends with no deadline (its
