@@ -171,7 +171,7 @@ type remoteSession struct {
 	cs  *mcp.ClientSession
 	rt  *remoteTransport
 	raw *remoteRaw // for raw requests, beside cs
-	// stream relays what the remote sends on GET streams (see
+	// stream relays what the remote sends on the SDK's streams (see
 	// standaloneRelay).
 	stream *standaloneRelay
 	// ended is closed when the SDK connection is over; waitErr says why.

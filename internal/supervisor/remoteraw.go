@@ -75,13 +75,14 @@ func (r *remoteRaw) roundTrip(ctx context.Context, method string, params json.Ra
 		return o.res, o.err
 	case <-ctx.Done():
 	}
-	// Tell the remote, as the SDK client does for its own requests.
-	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the agent cancelled the call"})
-	_ = r.send(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
 	settled := make(chan struct{})
 	go func() {
 		defer close(settled)
 		defer stop()
+		// Tell the remote, as the SDK client does for its own requests
+		// (bounded: see send), while the caller goes on.
+		p, _ := json.Marshal(map[string]any{"requestId": id, "reason": "the agent cancelled the call"})
+		_ = r.send(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: p})
 		grace := r.grace
 		if grace <= 0 {
 			grace = CancelledGrace

@@ -45,6 +45,9 @@ func newStandaloneRelay(raw *remoteRaw) *standaloneRelay {
 // handle reports whether it consumed data, one event's message on the
 // response stream of req.
 func (s *standaloneRelay) handle(req *http.Request, data []byte) bool {
+	if !bytes.Contains(data, []byte(`"method"`)) {
+		return false // a response (the SDK's result), not decoded twice
+	}
 	msg, err := jsonrpc.DecodeMessage(data)
 	if err != nil {
 		return false // the SDK judges what is not a message
