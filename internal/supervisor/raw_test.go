@@ -151,3 +151,47 @@ func TestRawCallCancelReachesServer(t *testing.T) {
 		t.Errorf("call after a cancellation: %v", err)
 	}
 }
+
+// TestRawCancelledSettles: a raw request whose caller gives up returns a
+// CancelledError at once; the server is told, and Settled closes when the
+// server is done with the request (here: it answers the cancelled request
+// with its error), not before.
+func TestRawCancelledSettles(t *testing.T) {
+	s, logs := runServer(t, fixture.Options{}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	callCtx, cancelCall := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := s.CallRaw(callCtx, "tools/call", json.RawMessage(`{"name":"sleep","arguments":{"ms":60000}}`))
+		errc <- err
+	}()
+	for !strings.Contains(logs.String(), "sleep started") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the server never started sleeping")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	cancelCall()
+	err := <-errc
+	var ce *CancelledError
+	if !errors.As(err, &ce) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled call: %v, want a CancelledError", err)
+	}
+	select {
+	case <-ce.Settled():
+	case <-ctx.Done():
+		t.Fatal("never settled though the server ended the request")
+	}
+	for !strings.Contains(logs.String(), "sleep cancelled") {
+		select {
+		case <-ctx.Done():
+			t.Fatal("the server was not told of the cancellation")
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
