@@ -417,3 +417,77 @@ func TestStdioTasks(t *testing.T) {
 		t.Errorf("task-augmented call answered %s", lines[1])
 	}
 }
+
+// TestStdioForwardsParamsAsSent: in stdio mode, requests reach the server
+// with the params the client sent, byte for byte (unknown members and the
+// order of members kept), as over HTTP: the transport hands the gateway the
+// params it read, not only the SDK's decoding of them. The fixture says
+// what it read (fixture.ParamsSeenTool).
+func TestStdioForwardsParamsAsSent(t *testing.T) {
+	dir := t.TempDir()
+	cfg := mcpConfig(t, map[string]any{
+		"a": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "a", Verbatim: true})},
+	})
+	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg, "--log-file", filepath.Join(dir, "stdio.log"),
+		"--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		in.Close()
+		killSession(cmd.Process.Pid)
+		_ = cmd.Wait()
+	})
+	lines := bufio.NewScanner(out)
+	lines.Buffer(nil, 1<<20)
+	// ask sends a request and returns its response, skipping notifications.
+	ask := func(id int, method, params string) string {
+		t.Helper()
+		if _, err := io.WriteString(in, `{"jsonrpc":"2.0","id":`+strconv.Itoa(id)+`,"method":"`+method+`","params":`+params+"}\n"); err != nil {
+			t.Fatal(err)
+		}
+		for lines.Scan() {
+			if strings.Contains(lines.Text(), `"id":`+strconv.Itoa(id)+`,`) {
+				return lines.Text()
+			}
+		}
+		t.Fatalf("%s: no answer: %v", method, lines.Err())
+		return ""
+	}
+	ask(1, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}`)
+	if _, err := io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range []struct{ method, params string }{
+		{"prompts/get", `{"zeta":true,"name":"greet","arguments":{"name":"x"},"alpha":{"b":1,"a":2}}`},
+		{"resources/read", `{"uri":"` + fixture.SharedResourceURI + `","x-extra":[2,1]}`},
+		{"tools/call", `{"extra":{"z":1,"a":2},"name":"echo","arguments":{"text":"hi"}}`},
+	} {
+		if got := ask(10+i, c.method, c.params); strings.Contains(got, `"error"`) {
+			t.Fatalf("%s: %s", c.method, got)
+		}
+		got := ask(20+i, "tools/call", `{"name":"`+fixture.ParamsSeenTool+`","arguments":{"method":"`+c.method+`"}}`)
+		var res struct {
+			Result mcp.CallToolResult `json:"result"`
+		}
+		var seen []json.RawMessage
+		if err := json.Unmarshal([]byte(got), &res); err != nil || len(res.Result.Content) == 0 {
+			t.Fatalf("%s: %s", fixture.ParamsSeenTool, got)
+		}
+		if err := json.Unmarshal([]byte(res.Result.Content[0].(*mcp.TextContent).Text), &seen); err != nil || len(seen) == 0 {
+			t.Fatalf("%s: %s", fixture.ParamsSeenTool, got)
+		}
+		if !slices.ContainsFunc(seen, func(p json.RawMessage) bool { return string(p) == c.params }) {
+			t.Errorf("%s: the client sent\n%s\nthe server read\n%s", c.method, c.params, seen)
+		}
+	}
+}

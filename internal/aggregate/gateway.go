@@ -576,6 +576,19 @@ func upstreamError(server string, err error) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: msg}
 }
 
+// serverError is the error the agent sees for a request that went to the
+// one server the agent's name or URI chose: the server's own JSON-RPC error
+// as the server sent it (code, message and data), as a direct connection
+// shows it. Any other failure (the server not running, its connection
+// lost) is the gateway's, and names the server (upstreamError).
+func serverError(server string, err error) error {
+	var wire *jsonrpc.Error
+	if errors.As(err, &wire) {
+		return wire
+	}
+	return upstreamError(server, err)
+}
+
 func invalidParams(format string, args ...any) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
 }

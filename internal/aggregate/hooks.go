@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -47,27 +48,33 @@ func (g *Gateway) runHooks(ctx context.Context, c *intercept.Call, next intercep
 	return res, strings.Join(trace, ","), err
 }
 
-// callToolRawHooked is CallToolRaw's path for a call interceptors apply
-// to: the params are rebuilt around the arguments the chain leaves.
+// callToolRawHooked is the path of a raw call (CallToolRaw, or callTool
+// with the agent's params) that interceptors apply to. params are the
+// call's params as forwarded (the agent's, with the routed name and the
+// gateway's progress token); args are the agent's arguments. Of what the
+// chain leaves, only the arguments, when an interceptor changed them, are
+// set in params: every other member goes on as the agent sent it.
 func (g *Gateway) callToolRawHooked(ctx context.Context, ss *mcp.ServerSession, up RawCaller, r route, exported string,
-	args, meta json.RawMessage) (json.RawMessage, string, error) {
+	args, params json.RawMessage) (json.RawMessage, string, error) {
 	server := r.up.Name()
 	c := &intercept.Call{Server: server, Tool: r.name, ExportedTool: exported, Session: ss.ID(), Arguments: args}
-	return g.runHooks(ctx, c, func(ctx context.Context, args json.RawMessage) (json.RawMessage, error) {
-		params, err := json.Marshal(struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments,omitempty"`
-			Meta      json.RawMessage `json:"_meta,omitempty"`
-		}{r.name, args, meta})
-		if err != nil {
-			return nil, err
+	return g.runHooks(ctx, c, func(ctx context.Context, out json.RawMessage) (json.RawMessage, error) {
+		sent := params
+		if !bytes.Equal(out, args) {
+			if len(out) == 0 {
+				out = json.RawMessage("{}")
+			}
+			var err error
+			if sent, err = setMember(params, "arguments", out); err != nil {
+				return nil, err
+			}
 		}
-		res, err := up.CallRaw(ctx, "tools/call", params)
+		res, err := up.CallRaw(ctx, "tools/call", sent)
 		if err == nil && (len(res) == 0 || res[0] != '{') {
 			err = errors.New("tools/call result is not an object")
 		}
 		if err != nil {
-			return nil, upstreamError(server, err)
+			return nil, serverError(server, err)
 		}
 		return res, nil
 	})

@@ -48,14 +48,21 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 	}
 	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
 	defer done()
-	meta := g.progress.forward(p.Meta, call)
-	defer g.progress.release(meta)
-	params := &mcp.GetPromptParams{Meta: meta, Name: r.name, Arguments: p.Arguments}
-	res, err := forward(ctx, r.up, "prompts/get", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
-		return cs.GetPrompt(ctx, params)
-	})
+	var rename func(json.RawMessage) (json.RawMessage, error)
+	if r.name != p.Name {
+		rename = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "name", r.name) }
+	}
+	res, sent, err := g.forwardAgentParams(ctx, r.up, call, "prompts/get", rawParams(req), rename)
+	if !sent {
+		meta := g.progress.forward(p.Meta, call)
+		defer g.progress.release(meta)
+		params := &mcp.GetPromptParams{Meta: meta, Name: r.name, Arguments: p.Arguments}
+		res, err = forward(ctx, r.up, "prompts/get", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+			return cs.GetPrompt(ctx, params)
+		})
+	}
 	if err != nil {
-		return nil, upstreamError(r.up.Name(), err)
+		return nil, serverError(r.up.Name(), err)
 	}
 	return res, nil
 }

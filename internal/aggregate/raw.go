@@ -126,9 +126,15 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		if bytes.Equal(args, []byte("null")) {
 			args = nil
 		}
+		if r.name != name {
+			var err error
+			if params, err = rename(params, r.name); err != nil {
+				return nil, ErrNeedsSession
+			}
+		}
 		began := time.Now()
 		_, done := g.calls.beginNotify(ctx, ss, server, notify, ask)
-		res, trace, err := g.callToolRawHooked(ctx, ss, up, r, name, args, p.Meta)
+		res, trace, err := g.callToolRawHooked(ctx, ss, up, r, name, args, params)
 		done()
 		g.auditRaw(ss, server, name, began, len(args), res, err, trace)
 		return res, err
@@ -161,7 +167,7 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 	}
 	if err != nil {
 		// err itself stays as it is, for settle.
-		wrapped := upstreamError(server, err)
+		wrapped := serverError(server, err)
 		g.auditRaw(ss, server, name, began, len(args), res, wrapped, "")
 		return res, wrapped
 	}

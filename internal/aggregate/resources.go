@@ -237,15 +237,23 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	if len(ups) == 0 {
 		return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource not found: %s", p.URI)}
 	}
+	raw := rawParams(req)
+	var reroute func(json.RawMessage) (json.RawMessage, error)
+	if orig != p.URI {
+		reroute = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
+	}
 	var firstErr error
 	for _, up := range ups {
 		call, done := g.calls.begin(ctx, req.Session, up.Name())
-		meta := g.progress.forward(p.Meta, call)
-		params := &mcp.ReadResourceParams{Meta: meta, URI: orig}
-		res, err := forward(ctx, up, "resources/read", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
-			return cs.ReadResource(ctx, params)
-		})
-		g.progress.release(meta)
+		res, sent, err := g.forwardAgentParams(ctx, up, call, "resources/read", raw, reroute)
+		if !sent {
+			meta := g.progress.forward(p.Meta, call)
+			params := &mcp.ReadResourceParams{Meta: meta, URI: orig}
+			res, err = forward(ctx, up, "resources/read", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+				return cs.ReadResource(ctx, params)
+			})
+			g.progress.release(meta)
+		}
 		done()
 		if err == nil {
 			if orig != p.URI {
@@ -254,7 +262,13 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 			return res, nil
 		}
 		if firstErr == nil {
-			firstErr = upstreamError(up.Name(), err)
+			// The only server the URI can be on answers as it would
+			// directly; of several tried in turn, the error says whose.
+			if len(ups) == 1 {
+				firstErr = serverError(up.Name(), err)
+			} else {
+				firstErr = upstreamError(up.Name(), err)
+			}
 		}
 	}
 	return nil, firstErr
@@ -264,14 +278,16 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 // records the session's subscription once this returns nil, and
 // Server.ResourceUpdated then reaches exactly the subscribed sessions.
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	return g.forwardSubscription(ctx, req.Params.URI, true)
+	return g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), true)
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	return g.forwardSubscription(ctx, req.Params.URI, false)
+	return g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), false)
 }
 
-func (g *Gateway) forwardSubscription(ctx context.Context, uri string, on bool) error {
+// forwardSubscription forwards a subscription change: with raw, the
+// params as the agent sent them (the URI mapped back), else typed.
+func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession, uri string, raw json.RawMessage, on bool) error {
 	if err := g.waitExtras(ctx); err != nil {
 		return err
 	}
@@ -283,14 +299,27 @@ func (g *Gateway) forwardSubscription(ctx context.Context, uri string, on bool) 
 	}
 	up := ups[0]
 	g.mu.Unlock()
-	err := up.Do(ctx, func(cs *mcp.ClientSession) error {
-		if on {
-			return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: orig})
-		}
-		return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: orig})
-	})
+	method := "resources/unsubscribe"
+	if on {
+		method = "resources/subscribe"
+	}
+	var reroute func(json.RawMessage) (json.RawMessage, error)
+	if orig != uri {
+		reroute = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
+	}
+	call, done := g.calls.begin(ctx, ss, up.Name())
+	_, sent, err := g.forwardAgentParams(ctx, up, call, method, raw, reroute)
+	if !sent {
+		err = up.Do(ctx, func(cs *mcp.ClientSession) error {
+			if on {
+				return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: orig})
+			}
+			return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: orig})
+		})
+	}
+	done()
 	if err != nil {
-		return upstreamError(up.Name(), err)
+		return serverError(up.Name(), err)
 	}
 	g.subs.set(up.Name(), orig, uri, on)
 	return nil
@@ -328,12 +357,24 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.R
 	if up == nil {
 		return nil, invalidParams("unknown completion reference %s %q", ref.Type, ref.Name+ref.URI)
 	}
-	params := &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context}
-	res, err := forward(ctx, up, "completion/complete", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
-		return cs.Complete(ctx, params)
-	})
+	var reroute func(json.RawMessage) (json.RawMessage, error)
+	switch {
+	case ref.Type == "ref/prompt" && ref.Name != p.Ref.Name:
+		reroute = func(b json.RawMessage) (json.RawMessage, error) { return setRef(b, "name", ref.Name) }
+	case ref.Type == "ref/resource" && ref.URI != p.Ref.URI:
+		reroute = func(b json.RawMessage) (json.RawMessage, error) { return setRef(b, "uri", ref.URI) }
+	}
+	call, done := g.calls.begin(ctx, req.Session, up.Name())
+	defer done()
+	res, sent, err := g.forwardAgentParams(ctx, up, call, "completion/complete", rawParams(req), reroute)
+	if !sent {
+		params := &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context}
+		res, err = forward(ctx, up, "completion/complete", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+			return cs.Complete(ctx, params)
+		})
+	}
 	if err != nil {
-		return nil, upstreamError(up.Name(), err)
+		return nil, serverError(up.Name(), err)
 	}
 	return res, nil
 }

@@ -301,6 +301,22 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	began := time.Now()
 	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
 	defer done()
+	if raw, up := rawParams(req), r.up; raw != nil {
+		// The params as the agent sent them, as the fast path forwards them.
+		if rc, ok := up.(RawCaller); ok {
+			if res, trace, sent, err := g.callToolAgentParams(ctx, req, rc, r, call, raw, args); sent {
+				if g.audit != nil {
+					rec := g.record(req, r.up.Name(), began, res, err)
+					rec.Interceptors = trace
+					g.audit(rec)
+				}
+				if err != nil {
+					return nil, err
+				}
+				return res, nil
+			}
+		}
+	}
 	meta := g.progress.forward(p.Meta, call)
 	var upErr error // the upstream's error as it came, for settle
 	defer func() { settle(upErr, func() { g.progress.release(meta) }) }()
@@ -333,7 +349,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		})
 		if err != nil {
 			upErr = err
-			err = upstreamError(r.up.Name(), err)
+			err = serverError(r.up.Name(), err)
 		}
 	}
 	if g.audit != nil {
@@ -345,6 +361,43 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		return nil, err
 	}
 	return res, nil
+}
+
+// callToolAgentParams is callTool for a call whose params came as the agent
+// sent them (raw), to a server that takes raw requests: they go on as
+// sent, renamed and with the gateway's progress token, and the result
+// comes back as the server's bytes, through the interceptors if any apply.
+// sent is false, having sent nothing, when the params cannot be rewritten.
+func (g *Gateway) callToolAgentParams(ctx context.Context, req *mcp.CallToolRequest, up RawCaller, r route, c *call,
+	raw json.RawMessage, args any) (res mcp.Result, trace string, sent bool, err error) {
+	var setName func(json.RawMessage) (json.RawMessage, error)
+	if r.name != req.Params.Name {
+		setName = func(b json.RawMessage) (json.RawMessage, error) { return rename(b, r.name) }
+	}
+	params, release, err := g.agentParams(raw, c, setName)
+	if err != nil {
+		return nil, "", false, nil
+	}
+	var upErr error // the upstream's error as it came, for settle
+	defer func() { settle(upErr, release) }()
+	var b json.RawMessage
+	if g.hooked(r.up.Name(), r.name) {
+		a, _ := args.(json.RawMessage)
+		b, trace, err = g.callToolRawHooked(ctx, req.Session, up, r, req.Params.Name, a, params)
+	} else {
+		b, err = up.CallRaw(ctx, "tools/call", params)
+		upErr = err
+		if err == nil && (len(b) == 0 || b[0] != '{') {
+			err = fmt.Errorf("tools/call result is not an object: %.40s", b)
+		}
+		if err != nil {
+			err = serverError(r.up.Name(), err)
+		}
+	}
+	if err != nil {
+		return nil, trace, true, err
+	}
+	return &rawResult{raw: b}, trace, true, nil
 }
 
 func (g *Gateway) record(req *mcp.CallToolRequest, server string, began time.Time, result mcp.Result, err error) CallRecord {

@@ -111,13 +111,27 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	e.mux = http.NewServeMux()
 	e.mux.Handle("/mcp", mcpChain(func(w http.ResponseWriter, r *http.Request) {
 		if !fast.serve(w, r) {
-			sdkCalls.serve(sdk, w, r)
+			sdkCalls.serve(sdk, w, withRawParams(r))
 		}
 	}))
 	e.mux.HandleFunc("GET /health", e.health)
 	e.srv = opts.Limits.server(e.mux)
 	e.srv.Handler = e.lane.takeover(e.srv.Handler)
 	return e
+}
+
+// withRawParams returns r carrying, for the gateway's handlers, the params
+// of a single request that the gateway forwards as the agent sent them
+// (aggregate.WithRawParams): the SDK decodes them into its types, which
+// drop what they do not know. Other requests are returned as they are.
+func withRawParams(r *http.Request) *http.Request {
+	msg := messageOf(r)
+	if msg == nil || msg.Batch != 0 || len(msg.ID) == 0 || len(msg.Params) == 0 || !aggregate.KeepsRawParams(msg.Method) {
+		return r
+	}
+	c := *r
+	c.Header = aggregate.WithRawParams(r.Header, msg.Params)
+	return &c
 }
 
 // Handler returns /mcp and /health as a plain http.Handler, with the body

@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/auth"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
 )
 
@@ -41,6 +42,8 @@ type testSetup struct {
 	// Listener, when set, is what the endpoint serves on instead of a new
 	// 127.0.0.1 TCP listener (the fuzz targets' in-memory connections).
 	Listener net.Listener
+	// Interceptors, if set, builds the interceptors for the servers.
+	Interceptors func([]catalog.ServerSpec) *intercept.Engine
 }
 
 func testSettings(t testing.TB, maxSessions int) *testSetup {
@@ -82,7 +85,11 @@ func startInProcess(t testing.TB, set *testSetup, log io.Writer, specs ...catalo
 	t.Helper()
 	token = "churn-token"
 	logger := zerolog.New(log)
-	agg := aggregate.New(aggregate.Options{Logger: logger, Version: "test", Audit: AuditLog(logger)})
+	aopts := aggregate.Options{Logger: logger, Version: "test", Audit: AuditLog(logger)}
+	if set.Interceptors != nil {
+		aopts.Interceptors = set.Interceptors(specs)
+	}
+	agg := aggregate.New(aopts)
 	opts := supervisor.Options{
 		Logger:       logger,
 		Env:          supervisor.EnvWithout(os.Environ(), auth.EnvVar),

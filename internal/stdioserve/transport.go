@@ -38,7 +38,9 @@ func (nopWriteCloser) Close() error { return nil }
 // request read so far has its response written, or grace has passed.
 //
 // It also answers task requests (aggregate.IsTaskRequest) with task, as the
-// HTTP endpoint does: the SDK's server does not know them.
+// HTTP endpoint does: the SDK's server does not know them. And it hands the
+// gateway the params of each request it forwards as sent
+// (aggregate.WithRawParams), as the HTTP endpoint does.
 type Transport struct {
 	// Inner is the transport the client's messages come on (stdin and
 	// stdout, see New).
@@ -113,6 +115,12 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			_ = c.Write(context.Background(), resp)
 		}()
 		return c.Read(ctx)
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil && len(req.Params) > 0 && aggregate.KeepsRawParams(req.Method) {
+		// The params as the client sent them, for the gateway to forward
+		// (the SDK decodes them into its types, which drop what they do
+		// not know).
+		req.Extra = &mcp.RequestExtra{Header: aggregate.WithRawParams(nil, req.Params)}
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		c.mu.Lock()

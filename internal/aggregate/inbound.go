@@ -1,0 +1,156 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Requests the SDK server handles (prompts/get, resources/read,
+// completion/complete, resources/subscribe and unsubscribe, tools/call off
+// the fast path) reach the gateway's handlers decoded into the SDK's types,
+// and encoding those again dropped members the types do not know and put
+// the rest in the types' order. The transport in front of the SDK (the
+// HTTP endpoint, stdio mode) hands the handlers the params as the agent
+// sent them too, in the request's RequestExtra: the SDK gives a handler no
+// other way to see a request's bytes. The handlers forward those bytes,
+// rewriting only what routing needs (a renamed name, a rewritten URI, the
+// progress token); without them (a batch, an upstream that takes no raw
+// requests) they forward the typed params as before.
+
+// rawParamsKey is the RequestExtra.Header key that carries the params. The
+// spaces make it an invalid HTTP field name: net/http refuses a request
+// that has it, so only the gateway itself sets it.
+const rawParamsKey = "Mcp-Gateway raw params"
+
+// KeepsRawParams reports whether the gateway forwards method's params as
+// the agent sent them when the transport passes them on (WithRawParams).
+func KeepsRawParams(method string) bool {
+	switch method {
+	case "tools/call", "prompts/get", "resources/read", "completion/complete",
+		"resources/subscribe", "resources/unsubscribe":
+		return true
+	}
+	return false
+}
+
+// WithRawParams returns a copy of h (nil: an empty header) that carries a
+// request's params as the agent sent them to the gateway's handlers: over
+// HTTP the SDK hands a handler the request's header as
+// RequestExtra.Header; on other transports the transport sets the extra
+// itself. Pass it only for a single request (a batch's requests share one
+// header) whose method KeepsRawParams.
+func WithRawParams(h http.Header, params json.RawMessage) http.Header {
+	out := h.Clone()
+	if out == nil {
+		out = make(http.Header, 1)
+	}
+	out[rawParamsKey] = []string{string(params)}
+	return out
+}
+
+// rawParams returns the params of req as the agent sent them, or nil when
+// the transport did not pass them on or they are not an object.
+func rawParams(req mcp.Request) json.RawMessage {
+	ex := req.GetExtra()
+	if ex == nil || ex.Header == nil {
+		return nil
+	}
+	v := ex.Header[rawParamsKey]
+	if len(v) != 1 {
+		return nil
+	}
+	b := bytes.TrimSpace([]byte(v[0]))
+	if len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	return b
+}
+
+// agentParams returns the params to forward upstream for a request whose
+// params came as the agent sent them (raw): those bytes with set applied
+// (the routed name or URI; nil sets nothing), and a progress token in
+// _meta replaced by one of the gateway's, so that the server's progress
+// reaches c's caller with its own token. release forgets that token once
+// the request is over.
+func (g *Gateway) agentParams(raw json.RawMessage, c *call, set func(json.RawMessage) (json.RawMessage, error)) (params json.RawMessage, release func(), err error) {
+	params = raw
+	if set != nil {
+		if params, err = set(params); err != nil {
+			return nil, nil, err
+		}
+	}
+	release = func() {}
+	var p struct {
+		Meta json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, nil, fmt.Errorf("params: %w", err)
+	}
+	if len(p.Meta) == 0 || bytes.Equal(p.Meta, []byte("null")) {
+		return params, release, nil
+	}
+	// Decoded, not searched: a key may be written with escapes, and the
+	// server would read it as the token the gateway must replace.
+	var meta map[string]json.RawMessage
+	if err := json.Unmarshal(p.Meta, &meta); err != nil {
+		return nil, nil, fmt.Errorf("params: _meta: %w", err)
+	}
+	tok, ok := meta[progressKey]
+	if !ok || bytes.Equal(bytes.TrimSpace(tok), []byte("null")) {
+		return params, release, nil
+	}
+	mine := g.progress.forwardRaw(tok, c)
+	if params, err = withProgressToken(params, p.Meta, mine); err != nil {
+		g.progress.releaseToken(mine)
+		return nil, nil, err
+	}
+	return params, func() { g.progress.releaseToken(mine) }, nil
+}
+
+// setRef returns params with the member key of its "ref" object set to
+// value (completion/complete's prompt name or resource template URI).
+func setRef(params json.RawMessage, key, value string) (json.RawMessage, error) {
+	var p struct {
+		Ref json.RawMessage `json:"ref"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, err
+	}
+	ref, err := setString(p.Ref, key, value)
+	if err != nil {
+		return nil, fmt.Errorf("ref: %w", err)
+	}
+	return setMember(params, "ref", ref)
+}
+
+// forwardAgentParams sends a request whose params the agent sent (raw) to
+// up, when up takes raw requests: the params as agentParams makes them,
+// the result as the server's bytes. ok is false, having sent nothing, when
+// raw is nil, up takes no raw requests, or the params cannot be rewritten:
+// the caller then forwards the typed params.
+func (g *Gateway) forwardAgentParams(ctx context.Context, up Upstream, c *call, method string, raw json.RawMessage,
+	set func(json.RawMessage) (json.RawMessage, error)) (res mcp.Result, ok bool, err error) {
+	rc, isRaw := up.(RawCaller)
+	if raw == nil || !isRaw {
+		return nil, false, nil
+	}
+	params, release, err := g.agentParams(raw, c, set)
+	if err != nil {
+		return nil, false, nil
+	}
+	b, err := rc.CallRaw(ctx, method, params)
+	// A request the agent cancelled may still have progress coming.
+	settle(err, release)
+	if err != nil {
+		return nil, true, err
+	}
+	if len(b) == 0 || b[0] != '{' {
+		return nil, true, fmt.Errorf("%s result is not an object: %.40s", method, b)
+	}
+	return &rawResult{raw: b}, true, nil
+}

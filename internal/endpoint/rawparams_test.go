@@ -1,0 +1,123 @@
+package endpoint
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
+	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
+)
+
+// gatewayToken is how a progress token the gateway minted looks.
+var gatewayToken = regexp.MustCompile(`"mcp-gateway-\d+"`)
+
+// TestSDKPathForwardsParamsAsSent: the requests the SDK server handles
+// (prompts/get, resources/read, completion/complete, resources/subscribe
+// and unsubscribe, and tools/call off the fast path) reach the server with
+// the params the agent sent, byte for byte: members the SDK's types do not
+// know stay, and so does every member's order. Only what routing needs
+// changes: a renamed prompt's or tool's name, a rewritten URI, and the
+// progress token, which becomes one of the gateway's. Two fixtures that
+// publish the same names make the second one's renamed (b_...) and its
+// resource rewritten (mcp-gateway://b/...); each records the params it read
+// off its stdin (fixture.ParamsSeenTool).
+func TestSDKPathForwardsParamsAsSent(t *testing.T) {
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), io.Discard,
+		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true}),
+		fixtureSpec("b", fixture.Options{Name: "b", Verbatim: true}))
+	// A client that offers sampling: its calls take the SDK's path.
+	s := newRawSessionWith(t, url, token, `{"sampling":{}}`)
+	shared := aggregate.RewritePrefix + "b/" + fixture.SharedResourceURI
+	cases := []struct {
+		method, sent, want string
+	}{
+		{"prompts/get",
+			`{"zeta":[3,1],"name":"b_greet","arguments":{"name":"x"},"_meta":{"z":1,"progressToken":"p-1"},"alpha":{"b":1,"a":2}}`,
+			`{"zeta":[3,1],"name":"greet","arguments":{"name":"x"},"_meta":{"z":1,"progressToken":<token>},"alpha":{"b":1,"a":2}}`},
+		{"resources/read",
+			`{"uri":"` + shared + `","x-extra":{"b":true,"a":null}}`,
+			`{"uri":"` + fixture.SharedResourceURI + `","x-extra":{"b":true,"a":null}}`},
+		{"completion/complete",
+			`{"ref":{"type":"ref/prompt","z":0,"name":"b_greet"},"argument":{"value":"a","name":"name"},"unknown":0}`,
+			`{"ref":{"type":"ref/prompt","z":0,"name":"greet"},"argument":{"value":"a","name":"name"},"unknown":0}`},
+		{"resources/subscribe",
+			`{"uri":"` + shared + `","extra":"kept"}`,
+			`{"uri":"` + fixture.SharedResourceURI + `","extra":"kept"}`},
+		{"resources/unsubscribe",
+			`{"extra":"first","uri":"` + shared + `"}`,
+			`{"extra":"first","uri":"` + fixture.SharedResourceURI + `"}`},
+		{"tools/call",
+			`{"_meta":{"progressToken":7,"z":true},"name":"b_echo","arguments":{"text":"hi"},"extra":[1]}`,
+			`{"_meta":{"progressToken":<token>,"z":true},"name":"echo","arguments":{"text":"hi"},"extra":[1]}`},
+	}
+	for i, c := range cases {
+		status, _, replies := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, 100+i, c.method, c.sent))
+		if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil {
+			t.Fatalf("%s: %d %+v", c.method, status, replies)
+		}
+		seen := paramsSeen(t, s, "b_"+fixture.ParamsSeenTool, c.method)
+		if len(seen) == 0 {
+			t.Fatalf("%s: server b read no such request", c.method)
+		}
+		got := gatewayToken.ReplaceAllString(string(seen[len(seen)-1]), "<token>")
+		if c.method == "tools/call" {
+			got = gatewayToken.ReplaceAllString(string(seen[len(seen)-2]), "<token>") // the last is params_seen's own
+		}
+		if got != c.want {
+			t.Errorf("%s: the agent sent\n%s\nthe server read\n%s\nwant\n%s", c.method, c.sent, got, c.want)
+		}
+	}
+}
+
+// paramsSeen returns the params of every request of method the fixture
+// behind tool read, in order.
+func paramsSeen(t *testing.T, s *rawSession, tool, method string) []json.RawMessage {
+	t.Helper()
+	status, _, replies := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":"seen","method":"tools/call","params":{"name":%q,"arguments":{"method":%q}}}`, tool, method))
+	if status != http.StatusOK || len(replies) != 1 {
+		t.Fatalf("%s: %d %+v", tool, status, replies)
+	}
+	var seen []json.RawMessage
+	if err := json.Unmarshal([]byte(strings.TrimSpace(replyText(t, replies[0]))), &seen); err != nil {
+		t.Fatalf("%s: %v", tool, err)
+	}
+	return seen
+}
+
+// TestInterceptedCallKeepsParams: a call that interceptors apply to goes on
+// with the params the agent sent, on the fast path and the SDK's alike:
+// the chain only sees and may change the arguments (and a renamed tool's
+// name is routed), so no other member is rebuilt or dropped.
+func TestInterceptedCallKeepsParams(t *testing.T) {
+	set := testSettings(t, 16)
+	set.Interceptors = func(specs []catalog.ServerSpec) *intercept.Engine {
+		cfg, err := intercept.Parse([]byte(`{"interceptors":[{"name":"size","type":"sizeGuard","maxArgumentBytes":100000}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return intercept.New(cfg, specs, intercept.Options{})
+	}
+	url, token, _ := inProcessGatewayOf(t, set, io.Discard,
+		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true}),
+		fixtureSpec("b", fixture.Options{Name: "b", Verbatim: true}))
+	for _, caps := range []string{`{}`, `{"sampling":{}}`} { // the fast path, the SDK's
+		s := newRawSessionWith(t, url, token, caps)
+		sent := `{"extra":{"z":1,"a":2},"name":"b_echo","arguments":{"text":"hooked"},"_meta":{"trace":"t-1"}}`
+		want := `{"extra":{"z":1,"a":2},"name":"echo","arguments":{"text":"hooked"},"_meta":{"trace":"t-1"}}`
+		status, _, replies := s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + sent + `}`)
+		if status != http.StatusOK || len(replies) != 1 || !strings.Contains(replyText(t, replies[0]), "hooked") {
+			t.Fatalf("client %s: echo: %d %+v", caps, status, replies)
+		}
+		seen := paramsSeen(t, s, "b_"+fixture.ParamsSeenTool, "tools/call")
+		if len(seen) < 2 || string(seen[len(seen)-2]) != want {
+			t.Errorf("client %s: the agent sent\n%s\nthe server read %s\nwant it as sent, renamed:\n%s", caps, sent, seen, want)
+		}
+	}
+}
