@@ -464,3 +464,63 @@ func TestTasksRoutedToTheirServer(t *testing.T) {
 		t.Error("another session reached this session's task")
 	}
 }
+
+// TestInitializeInServerOrder: the initialize result comes in the schema's
+// member order (as the TypeScript and Python SDKs' servers send it, not the
+// Go SDK type's), and with one server its capabilities are in that server's
+// own order, as it sent them: this fixture puts tasks first. The gateway
+// adds only what it must (listChanged on each list).
+func TestInitializeInServerOrder(t *testing.T) {
+	url, _ := startGateway(t, map[string]fixture.Options{"a": {Tasks: true, Instructions: "Use a."}})
+	resp := rawPost(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, data, ok := strings.Cut(string(body), "data: ")
+	if !ok {
+		t.Fatalf("no event in %q", body)
+	}
+	var msg struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(strings.SplitN(data, "\n", 2)[0])), &msg); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := keysOf(t, msg.Result), []string{"protocolVersion", "capabilities", "serverInfo", "instructions"}; !slices.Equal(got, want) {
+		t.Errorf("initialize result members %v, want %v: %s", got, want, msg.Result)
+	}
+	var r struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+	}
+	_ = json.Unmarshal(msg.Result, &r)
+	if got, want := keysOf(t, r.Capabilities), []string{"tasks", "logging", "prompts", "resources", "tools"}; !slices.Equal(got, want) {
+		t.Errorf("capabilities %s: members %v, want the server's order %v", r.Capabilities, got, want)
+	}
+	if !strings.Contains(string(r.Capabilities), `"resources":{"listChanged":true,"subscribe":true}`) {
+		t.Errorf("capabilities %s: resources not as the server sent them", r.Capabilities)
+	}
+}
+
+// keysOf returns the names of obj's members, in order.
+func keysOf(t *testing.T, obj json.RawMessage) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(string(obj)))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("not an object: %s", obj)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return keys
+}

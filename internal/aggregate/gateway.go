@@ -497,11 +497,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (g *Gateway) advertise(res mcp.Result) mcp.Result {
 	switch r := res.(type) {
 	case *mcp.InitializeResult:
-		r.Capabilities, r.Instructions = g.capabilities(), g.mergedInstructions()
-		return g.withTasks(res)
+		return g.initializeResult(r)
 	case *mcp.DiscoverResult:
-		r.Capabilities, r.Instructions = g.capabilities(), g.mergedInstructions()
-		return g.withTasks(res)
+		return g.discoverResult(r)
 	}
 	return res
 }
@@ -530,32 +528,6 @@ func (g *Gateway) mergedInstructions() string {
 		fmt.Fprintf(&b, "## Server %q\n\n%s", s, g.instructions[s])
 	}
 	return b.String()
-}
-
-func (g *Gateway) capabilities() *mcp.ServerCapabilities {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	// Tools are always advertised: a server may gain tools later, and
-	// clients only ask for what was advertised.
-	caps := &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}}
-	for _, c := range g.caps {
-		if c.Prompts != nil {
-			caps.Prompts = &mcp.PromptCapabilities{ListChanged: true}
-		}
-		if c.Resources != nil {
-			if caps.Resources == nil {
-				caps.Resources = &mcp.ResourceCapabilities{ListChanged: true}
-			}
-			caps.Resources.Subscribe = caps.Resources.Subscribe || c.Resources.Subscribe
-		}
-		if c.Completions != nil {
-			caps.Completions = &mcp.CompletionCapabilities{}
-		}
-		if c.Logging != nil {
-			caps.Logging = &mcp.LoggingCapabilities{}
-		}
-	}
-	return caps
 }
 
 // upstreamError turns a failed forwarded request into the JSON-RPC error the

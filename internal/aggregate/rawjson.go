@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -83,6 +84,70 @@ func setString(obj json.RawMessage, key, value string) (json.RawMessage, error) 
 		return nil, err
 	}
 	return setMember(obj, key, v)
+}
+
+// setStringBefore is setString, except that a key obj lacks goes right
+// before the member named before (appended when that is absent too).
+func setStringBefore(obj json.RawMessage, key, value, before string) (json.RawMessage, error) {
+	names := memberNames(obj)
+	if slices.Contains(names, key) || !slices.Contains(names, before) {
+		return setString(obj, key, value)
+	}
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	first := true
+	for dec.More() {
+		at := int(dec.InputOffset()) // after '{', or after the previous value
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		if name, _ := tok.(string); name == before {
+			k, _ := json.Marshal(key)
+			v, err := json.Marshal(value)
+			if err != nil {
+				return nil, err
+			}
+			member := append(append(append([]byte{}, k...), ':'), v...)
+			out := append([]byte{}, obj[:at]...)
+			if first {
+				out = append(append(out, member...), ',')
+			} else {
+				out = append(append(out, ','), member...)
+			}
+			return append(out, obj[at:]...), nil
+		}
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil, err
+		}
+		first = false
+	}
+	return setString(obj, key, value)
+}
+
+// memberNames returns the names of obj's top-level members, in order.
+func memberNames(obj json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	var names []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return names
+		}
+		name, _ := tok.(string)
+		names = append(names, name)
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return names
+		}
+	}
+	return names
 }
 
 // encodeList encodes one page of a list result: member holds items (each

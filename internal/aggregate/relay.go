@@ -405,8 +405,9 @@ func settle(err error, release func()) {
 
 // relayLog sends a server's log message to the session of the call it most
 // likely belongs to (see inflight.latest), or to every session when no call
-// is in flight. The logger field names the server. Each session's
-// logging/setLevel is honored by the SDK.
+// is in flight. The logger field names the server (added where servers
+// that name a logger put it, before data, when the server named none).
+// Each session's logging/setLevel is honored by the SDK.
 func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.RawMessage) {
 	out := *p
 	if out.Logger == "" {
@@ -423,7 +424,7 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 		var b json.RawMessage
 		var err error
 		if raw != nil {
-			b, err = setString(raw, "logger", out.Logger)
+			b, err = setStringBefore(raw, "logger", out.Logger, "data")
 		} else {
 			b, err = json.Marshal(&out)
 		}
@@ -436,7 +437,7 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 	// each session's level as the SDK's Log would.
 	var tagged json.RawMessage
 	if raw != nil {
-		tagged, _ = setString(raw, "logger", out.Logger)
+		tagged, _ = setStringBefore(raw, "logger", out.Logger, "data")
 	}
 	send := func(ctx context.Context, ss *mcp.ServerSession) {
 		if a := agentConnOf(ss); a != nil && tagged != nil {

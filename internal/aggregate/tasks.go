@@ -371,41 +371,6 @@ func tasksCapability(up Upstream) json.RawMessage {
 	return r.Capabilities.Tasks
 }
 
-// withTasks adds the tasks capability to an initialize result when a
-// server offers it: the one server's as it offered it, or the union of
-// several.
-func (g *Gateway) withTasks(res mcp.Result) mcp.Result {
-	g.mu.RLock()
-	var merged json.RawMessage
-	for _, s := range g.serversLocked() {
-		if c := g.taskCaps[s]; c != nil {
-			merged = mergeObjects(merged, c)
-		}
-	}
-	g.mu.RUnlock()
-	if merged == nil {
-		return res
-	}
-	b, err := json.Marshal(res)
-	if err != nil {
-		return res
-	}
-	var r struct {
-		Capabilities json.RawMessage `json:"capabilities"`
-	}
-	if json.Unmarshal(b, &r) != nil || r.Capabilities == nil {
-		return res
-	}
-	caps, err := setMember(r.Capabilities, "tasks", merged)
-	if err != nil {
-		return res
-	}
-	if b, err = setMember(b, "capabilities", caps); err != nil {
-		return res
-	}
-	return &rawResult{raw: b}
-}
-
 // mergeObjects returns the union of two JSON objects, recursively; a's
 // value wins where both have a member that is not an object in both.
 func mergeObjects(a, b json.RawMessage) json.RawMessage {
