@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -523,4 +524,35 @@ func keysOf(t *testing.T, obj json.RawMessage) []string {
 		}
 	}
 	return keys
+}
+
+// TestRootsChangeOnceTheAgentCanBeAsked: servers are told that their roots
+// changed when an agent with roots can be asked outside any call (over
+// HTTP: once its standalone stream is open; SetReachable says so), not
+// before. Told at notifications/initialized, a server that asks at once (as
+// this fixture and server-everything do) got an empty list, and reported
+// that, before it got the agent's roots.
+func TestRootsChangeOnceTheAgentCanBeAsked(t *testing.T) {
+	url, log, g := startGatewayG(t, map[string]fixture.Options{"a": {AskRoots: true}})
+	var reachable atomic.Bool
+	g.SetReachable(func(*mcp.ServerSession) bool { return reachable.Load() })
+	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, nil)
+	c.AddRoots(&mcp.Root{URI: "file:///work/one", Name: "one"})
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// A round trip through the server, after notifications/initialized.
+	if _, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	reachable.Store(true)
+	g.AgentReachable(sessionOf(t, g, cs.ID()))
+	waitFor(t, "the server to get the agent's roots", func() bool {
+		return strings.Contains(log.String(), "fixture: roots now [file:///work/one]")
+	})
+	if strings.Contains(log.String(), "fixture: roots now []") {
+		t.Errorf("the server was told of a change before the agent could be asked, and got no roots:\n%s", log.String())
+	}
 }

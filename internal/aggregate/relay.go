@@ -276,7 +276,7 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 			return g.elicit(server, req)
 		},
 	})
-	// roots/list is answered with the calling session's roots (listRoots).
+	// roots/list is answered as a stdio server's is (rootsRaw).
 	// The SDK client checks a form elicitation's schema before its handler
 	// runs and refuses schemas other clients accept (e.g. a titled
 	// multi-select whose items carry "type" beside "anyOf"). The agent's
@@ -287,7 +287,18 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 				return g.elicit(server, r)
 			}
 			if method == "roots/list" {
-				return g.listRoots(server)
+				// The rule of stdio servers' requests (rootsRaw): the
+				// calling session's roots, or outside any call those of
+				// the only session connected.
+				var params json.RawMessage
+				if r, ok := req.(*mcp.ListRootsRequest); ok && r.Params != nil {
+					params, _ = json.Marshal(r.Params)
+				}
+				res, err := g.rootsRaw(ctx, server, params)
+				if err != nil {
+					return nil, err
+				}
+				return &rawResult{raw: res}, nil
 			}
 			return next(ctx, method, req)
 		}
@@ -426,7 +437,7 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 		if raw != nil {
 			b, err = setStringBefore(raw, "logger", out.Logger, "data")
 		} else {
-			b, err = json.Marshal(&out)
+			b, err = logParams(&out)
 		}
 		if err == nil {
 			_ = c.notify("notifications/message", b)
@@ -439,9 +450,9 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 	if raw != nil {
 		tagged, _ = setStringBefore(raw, "logger", out.Logger, "data")
 	}
-	send := func(ctx context.Context, ss *mcp.ServerSession) {
+	send := func(ctx context.Context, ss *mcp.ServerSession, admit func(*mcp.ServerSession, mcp.LoggingLevel) bool) {
 		if a := agentConnOf(ss); a != nil && tagged != nil {
-			if g.logsAt(ss, out.Level) {
+			if admit(ss, out.Level) {
 				_ = a.notification(ctx, "notifications/message", tagged)
 			}
 			return
@@ -449,12 +460,34 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 		_ = ss.Log(ctx, &out)
 	}
 	if c != nil && c.ss != nil && c.ctx.Err() == nil {
-		send(c.ctx, c.ss)
+		send(c.ctx, c.ss, g.logsAt)
 		return
 	}
-	for ss := range g.server.Sessions() {
-		send(context.Background(), ss)
+	// Outside any call, a session that set no level gets the message too:
+	// the server decided to send it, as it would to a client connected
+	// directly (the spec leaves what to send before logging/setLevel to
+	// the server). During a call, only sessions that set a level get the
+	// call's messages, so that the fast path answers every other call with
+	// plain JSON.
+	if tagged == nil {
+		tagged, _ = logParams(&out)
 	}
+	for ss := range g.server.Sessions() {
+		send(context.Background(), ss, g.logsOutsideCallAt)
+	}
+}
+
+// logParams encodes a log message that came decoded (through the SDK
+// client: a remote's standalone stream) in the schema's member order, level,
+// logger, data, as servers send it, rather than the SDK type's.
+func logParams(p *mcp.LoggingMessageParams) (json.RawMessage, error) {
+	v := struct {
+		Meta   mcp.Meta         `json:"_meta,omitempty"`
+		Level  mcp.LoggingLevel `json:"level"`
+		Logger string           `json:"logger,omitempty"`
+		Data   any              `json:"data"`
+	}{p.Meta, p.Level, p.Logger, p.Data}
+	return json.Marshal(&v)
 }
 
 // caller finds the agent session a server-to-client request belongs to and

@@ -2,7 +2,6 @@ package aggregate
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -20,27 +19,8 @@ var levelOrder = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error
 
 // sentinelRoot is added to upstream clients only to make the SDK send
 // notifications/roots/list_changed; roots/list itself is answered by
-// listRoots, so no server ever sees it.
+// rootsRaw, so no server ever sees it.
 var sentinelRoot = &mcp.Root{URI: "mcp-gateway-internal://roots-changed"}
-
-// listRoots answers a server's roots/list with the roots of the agent
-// session whose call the server is handling (see inflight.latest), asked on
-// that call's stream so it reaches the client even without a GET stream.
-// Outside any call, or for a client without roots, the list is empty.
-func (g *Gateway) listRoots(server string) (*mcp.ListRootsResult, error) {
-	c, _ := g.calls.latest(server)
-	if c == nil || c.ss == nil || c.ctx.Err() != nil {
-		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
-	}
-	if ip := c.ss.InitializeParams(); ip != nil && (ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil) {
-		return &mcp.ListRootsResult{Roots: []*mcp.Root{}}, nil
-	}
-	res, err := c.ss.ListRoots(c.ctx, nil)
-	if err != nil {
-		return nil, fmt.Errorf("roots/list of the calling session: %w", err)
-	}
-	return res, nil
-}
 
 // AgentReachable tells the servers that their roots may have changed when
 // session ss has roots: an agent that can now be asked outside any call
@@ -48,10 +28,23 @@ func (g *Gateway) listRoots(server string) (*mcp.ListRootsResult, error) {
 // server's roots/list outside a call gets (see rootsRaw). Servers ask for
 // roots when the gateway starts them, before any agent is there, and get
 // none; some (server-filesystem) never ask again unless told.
+//
+// Over HTTP it is called twice: at notifications/initialized and when the
+// session's standalone stream opens. Only a session that can be asked
+// counts: told earlier, a server would ask at once, get no roots (see
+// rootsRaw) and report that to the agent.
 func (g *Gateway) AgentReachable(ss *mcp.ServerSession) {
-	if ip := ss.InitializeParams(); ip != nil && ip.Capabilities != nil && ip.Capabilities.RootsV2 != nil {
-		g.rootsChanged()
+	ip := ss.InitializeParams()
+	if ip == nil || ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil {
+		return
 	}
+	g.mu.RLock()
+	reachable := g.reachable
+	g.mu.RUnlock()
+	if reachable != nil && !reachable(ss) {
+		return
+	}
+	g.rootsChanged()
 }
 
 // rootsChanged tells every server that the roots may have changed, when an
@@ -160,6 +153,16 @@ func (g *Gateway) restore(ctx context.Context, server string, cs *mcp.ClientSess
 	if lvl != "" && caps != nil && caps.Logging != nil {
 		_ = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: lvl})
 	}
+}
+
+// logsOutsideCallAt reports whether session ss gets a log message of level
+// that belongs to no call: when it set no level (the server decides), or
+// logsAt.
+func (g *Gateway) logsOutsideCallAt(ss *mcp.ServerSession, level mcp.LoggingLevel) bool {
+	g.mu.RLock()
+	_, set := g.levels[ss]
+	g.mu.RUnlock()
+	return !set || g.logsAt(ss, level)
 }
 
 // logsAt reports whether session ss gets log messages of level: it set a

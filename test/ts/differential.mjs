@@ -256,6 +256,13 @@ async function runEverything() {
     currentStep = 'server requests after initialize';
     await waitFor(m => m.method === 'notifications/message' && /Roots updated|no roots/.test(String(m.params?.data)), 3000, 'the roots sync')
         .catch(() => {});
+    // When the server asks is its own choice (directly: 350 ms after initialize; through a gateway: as soon as this
+    // client can be asked, which may be while the tools are listed): what it sent since initialize, other than
+    // answers, belongs to this step whichever step was running.
+    for (const r of received) {
+        const answer = r.message.id !== undefined && r.message.method === undefined;
+        if (!answer && (r.step === 'initialize' || r.step === 'tools/list')) r.step = 'server requests after initialize';
+    }
     collect('server requests after initialize');
     await listAll('prompts/list', 'prompts/list', 'prompts');
     await listAll('resources/list', 'resources/list', 'resources');
