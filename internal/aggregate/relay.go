@@ -449,6 +449,8 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 	var tagged json.RawMessage
 	if raw != nil {
 		tagged, _ = setStringBefore(raw, "logger", out.Logger, "data")
+	} else {
+		tagged, _ = logParams(&out)
 	}
 	send := func(ctx context.Context, ss *mcp.ServerSession, admit func(*mcp.ServerSession, mcp.LoggingLevel) bool) {
 		if a := agentConnOf(ss); a != nil && tagged != nil {
@@ -469,9 +471,6 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 	// the server). During a call, only sessions that set a level get the
 	// call's messages, so that the fast path answers every other call with
 	// plain JSON.
-	if tagged == nil {
-		tagged, _ = logParams(&out)
-	}
 	for ss := range g.server.Sessions() {
 		send(context.Background(), ss, g.logsOutsideCallAt)
 	}
