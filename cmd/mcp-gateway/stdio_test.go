@@ -103,9 +103,9 @@ func TestStdioPrintfSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The built-in server's instructions, passed on (checked in aggregate).
-	want := `{"jsonrpc":"2.0","id":1,"result":{"capabilities":` + string(init.Result.Capabilities) +
-		`,"instructions":` + string(init.Result.Instructions) +
-		`,"protocolVersion":"2025-11-25","serverInfo":{"name":"mcp-gateway","version":"dev"}}}`
+	// Members in the schema's order, as servers connected directly send them.
+	want := `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":` + string(init.Result.Capabilities) +
+		`,"serverInfo":{"name":"mcp-gateway","version":"dev"},"instructions":` + string(init.Result.Instructions) + `}}`
 	if lines[0] != want {
 		t.Errorf("initialize answer\n got %s\nwant %s", lines[0], want)
 	}
