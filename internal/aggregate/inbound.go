@@ -53,6 +53,18 @@ func WithRawParams(h http.Header, params json.RawMessage) http.Header {
 	return out
 }
 
+// WithoutRawParams returns h without the params WithRawParams adds: h
+// itself when it has none (no HTTP request can carry the key; this is for
+// a header that came another way).
+func WithoutRawParams(h http.Header) http.Header {
+	if _, ok := h[rawParamsKey]; !ok {
+		return h
+	}
+	out := h.Clone()
+	delete(out, rawParamsKey)
+	return out
+}
+
 // rawParams returns the params of req as the agent sent them, or nil when
 // the transport did not pass them on or they are not an object.
 func rawParams(req mcp.Request) json.RawMessage {

@@ -126,11 +126,21 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 // drop what they do not know. Other requests are returned as they are.
 func withRawParams(r *http.Request) *http.Request {
 	msg := messageOf(r)
-	if msg == nil || msg.Batch != 0 || len(msg.ID) == 0 || len(msg.Params) == 0 || !aggregate.KeepsRawParams(msg.Method) {
+	keep := msg != nil && msg.Batch == 0 && len(msg.ID) > 0 && len(msg.Params) > 0 && aggregate.KeepsRawParams(msg.Method)
+	h := aggregate.WithoutRawParams(r.Header) // only the gateway sets them
+	if !keep && len(h) == len(r.Header) {
 		return r
 	}
+	if keep {
+		h = aggregate.WithRawParams(h, msg.Params)
+	}
+	return withHeader(r, h)
+}
+
+// withHeader returns a shallow copy of r with header h.
+func withHeader(r *http.Request, h http.Header) *http.Request {
 	c := *r
-	c.Header = aggregate.WithRawParams(r.Header, msg.Params)
+	c.Header = h
 	return &c
 }
 
