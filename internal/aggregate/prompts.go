@@ -48,10 +48,8 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 	}
 	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
 	defer done()
-	var rename func(json.RawMessage) (json.RawMessage, error)
-	if r.name != p.Name {
-		rename = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "name", r.name) }
-	}
+	// Set even when unchanged: see callToolAgentParams.
+	rename := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "name", r.name) }
 	res, sent, err := g.forwardAgentParams(ctx, r.up, call, "prompts/get", rawParams(req), rename)
 	if !sent {
 		meta := g.progress.forward(p.Meta, call)

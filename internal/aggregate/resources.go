@@ -238,10 +238,8 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, &jsonrpc.Error{Code: mcp.CodeResourceNotFound, Message: fmt.Sprintf("resource not found: %s", p.URI)}
 	}
 	raw := rawParams(req)
-	var reroute func(json.RawMessage) (json.RawMessage, error)
-	if orig != p.URI {
-		reroute = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
-	}
+	// Set even when unchanged: see callToolAgentParams.
+	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
 	var firstErr error
 	for _, up := range ups {
 		call, done := g.calls.begin(ctx, req.Session, up.Name())
@@ -303,10 +301,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	if on {
 		method = "resources/subscribe"
 	}
-	var reroute func(json.RawMessage) (json.RawMessage, error)
-	if orig != uri {
-		reroute = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
-	}
+	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
 	call, done := g.calls.begin(ctx, ss, up.Name())
 	_, sent, err := g.forwardAgentParams(ctx, up, call, method, raw, reroute)
 	if !sent {
@@ -357,11 +352,9 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.R
 	if up == nil {
 		return nil, invalidParams("unknown completion reference %s %q", ref.Type, ref.Name+ref.URI)
 	}
-	var reroute func(json.RawMessage) (json.RawMessage, error)
-	switch {
-	case ref.Type == "ref/prompt" && ref.Name != p.Ref.Name:
-		reroute = func(b json.RawMessage) (json.RawMessage, error) { return setRef(b, "name", ref.Name) }
-	case ref.Type == "ref/resource" && ref.URI != p.Ref.URI:
+	// Set even when unchanged: see callToolAgentParams.
+	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setRef(b, "name", ref.Name) }
+	if ref.Type == "ref/resource" {
 		reroute = func(b json.RawMessage) (json.RawMessage, error) { return setRef(b, "uri", ref.URI) }
 	}
 	call, done := g.calls.begin(ctx, req.Session, up.Name())

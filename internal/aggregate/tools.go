@@ -370,10 +370,11 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 // sent is false, having sent nothing, when the params cannot be rewritten.
 func (g *Gateway) callToolAgentParams(ctx context.Context, req *mcp.CallToolRequest, up RawCaller, r route, c *call,
 	raw json.RawMessage, args any) (res mcp.Result, trace string, sent bool, err error) {
-	var setName func(json.RawMessage) (json.RawMessage, error)
-	if r.name != req.Params.Name {
-		setName = func(b json.RawMessage) (json.RawMessage, error) { return rename(b, r.name) }
-	}
+	// The routed name is set even when it is the agent's: whatever the
+	// server's decoder makes of odd params (a key spelled twice, escaped),
+	// the tool it reads is the one the gateway routed and its interceptors
+	// saw.
+	setName := func(b json.RawMessage) (json.RawMessage, error) { return rename(b, r.name) }
 	params, release, err := g.agentParams(raw, c, setName)
 	if err != nil {
 		return nil, "", false, nil
