@@ -121,3 +121,31 @@ func TestInterceptedCallKeepsParams(t *testing.T) {
 		}
 	}
 }
+
+// TestServerErrorsAsSent: a server's own JSON-RPC error for a request the
+// gateway routed to it reaches the agent as the server sent it, code and
+// message, as connected directly. A resources/read of a URI that no list
+// names, tried on several servers in turn, says whose error it is.
+func TestServerErrorsAsSent(t *testing.T) {
+	const uri = "fixture://no/such/resource"
+	read := func(t *testing.T, url, token string) (int64, string) {
+		t.Helper()
+		s := newRawSession(t, url, token)
+		status, _, replies := s.post(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"` + uri + `"}}`)
+		if status != http.StatusOK || len(replies) != 1 || replies[0].Error == nil {
+			t.Fatalf("resources/read %s: %d %+v, want an error", uri, status, replies)
+		}
+		return replies[0].Error.Code, replies[0].Error.Message
+	}
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), io.Discard, fixtureSpec("a", fixture.Options{Name: "a"}))
+	// The Go SDK's servers (the fixture) answer an unknown resource so.
+	const code, msg = -32602, "Resource not found"
+	if c, m := read(t, url, token); c != code || m != msg {
+		t.Errorf("one server: error %d %q, want the server's own: %d %q", c, m, code, msg)
+	}
+	url, token, _ = inProcessGatewayOf(t, testSettings(t, 16), io.Discard,
+		fixtureSpec("a", fixture.Options{Name: "a"}), fixtureSpec("b", fixture.Options{Name: "b"}))
+	if c, m := read(t, url, token); c != code || m != `server "a": `+msg {
+		t.Errorf("two servers: error %d %q, want the first server's, naming it", c, m)
+	}
+}
