@@ -328,7 +328,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 			return err
 		})
 		if err != nil {
-			return nil, upstreamError(r.up.Name(), err)
+			return nil, serverError(r.up.Name(), err)
 		}
 		return res, nil
 	}
