@@ -76,7 +76,7 @@ func documented(server string, modes []string, step, path, readme string) knownO
 const (
 	readmeInitialize = "documented (Who answers initialize): serverInfo is the gateway's (mcp-gateway and its version)"
 	readmeNoKind     = "documented (Who answers initialize): a list of a kind no server has is answered empty, where the server answers -32601"
-	readmeUnknown    = "documented (Errors of the gateway's own): a tool or prompt no server lists is answered by the gateway, -32602 in its words"
+	readmeUnknown    = "documented (Errors of the gateway's own): a tool, prompt or task id no server has is answered by the gateway, -32602 in its words"
 	readmeTaskIDs    = "documented (Names): task ids are the gateway's own (task-...), so that two servers' ids never collide"
 	readmeTaskErrors = "documented (Errors of the gateway's own): the error of a task request the server refused names the server"
 	reasonOffered    = "the gateway's upstream initialize does not offer the client-side tasks capability, so the server never registers its -async tools"
@@ -92,9 +92,9 @@ var knownOpenDiffs = []knownOpenDiff{
 
 	// server-everything: documented.
 	documented("everything", allModes, "tools/call unknown tool", `^\.result\.(content|isError|error)$`, readmeUnknown),
-	documented("everything", allModes, "prompts/get unknown prompt", `^\.result\.error\.message$`, readmeUnknown),
+	documented("everything", allModes, "prompts/get unknown prompt|tasks/get unknown", `^\.result\.error\.message$`, readmeUnknown),
 	documented("everything", allModes, "tools/call simulate-research-query \\(task\\)|tasks/.*|notifications/tasks/status", `\.taskId$`, readmeTaskIDs),
-	documented("everything", allModes, "tasks/.*", `^\.result\.error\.message$`, readmeTaskErrors),
+	documented("everything", allModes, "tasks/cancel \\(finished task\\)", `^\.result\.error\.message$`, readmeTaskErrors),
 
 	// server-everything: open.
 	knownOpen("everything", allModes, "tools/list", `^\.result\.tools\[name=(trigger-sampling-request-async|trigger-elicitation-request-async)\]$`, reasonOffered),
