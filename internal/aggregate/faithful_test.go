@@ -473,6 +473,42 @@ func TestTasksRoutedToTheirServer(t *testing.T) {
 // adds only what it must (listChanged on each list).
 func TestInitializeInServerOrder(t *testing.T) {
 	url, _ := startGateway(t, map[string]fixture.Options{"a": {Tasks: true, Instructions: "Use a."}})
+	result := initializeResult(t, url)
+	if got, want := keysOf(t, result), []string{"protocolVersion", "capabilities", "serverInfo", "instructions"}; !slices.Equal(got, want) {
+		t.Errorf("initialize result members %v, want %v: %s", got, want, result)
+	}
+	caps := capabilitiesOf(t, result)
+	if got, want := keysOf(t, caps), []string{"tasks", "logging", "prompts", "resources", "tools"}; !slices.Equal(got, want) {
+		t.Errorf("capabilities %s: members %v, want the server's order %v", caps, got, want)
+	}
+	if !strings.Contains(string(caps), `"resources":{"listChanged":true,"subscribe":true}`) {
+		t.Errorf("capabilities %s: resources not as the server sent them", caps)
+	}
+	// Two servers: each capability as the first server that has it sent
+	// it, in the order the servers list them (b adds completions).
+	url, _ = startGateway(t, map[string]fixture.Options{"a": {Tasks: true}, "b": {Verbatim: true}})
+	caps = capabilitiesOf(t, initializeResult(t, url))
+	if got, want := keysOf(t, caps), []string{"tasks", "logging", "prompts", "resources", "tools", "completions"}; !slices.Equal(got, want) {
+		t.Errorf("two servers' capabilities %s: members %v, want %v", caps, got, want)
+	}
+}
+
+// capabilitiesOf returns an initialize result's capabilities as sent.
+func capabilitiesOf(t *testing.T, result json.RawMessage) json.RawMessage {
+	t.Helper()
+	var r struct {
+		Capabilities json.RawMessage `json:"capabilities"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		t.Fatal(err)
+	}
+	return r.Capabilities
+}
+
+// initializeResult initializes a session with plain HTTP and returns the
+// result as sent.
+func initializeResult(t *testing.T, url string) json.RawMessage {
+	t.Helper()
 	resp := rawPost(t, url, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
@@ -489,19 +525,7 @@ func TestInitializeInServerOrder(t *testing.T) {
 	if err := json.Unmarshal([]byte(strings.TrimSpace(strings.SplitN(data, "\n", 2)[0])), &msg); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := keysOf(t, msg.Result), []string{"protocolVersion", "capabilities", "serverInfo", "instructions"}; !slices.Equal(got, want) {
-		t.Errorf("initialize result members %v, want %v: %s", got, want, msg.Result)
-	}
-	var r struct {
-		Capabilities json.RawMessage `json:"capabilities"`
-	}
-	_ = json.Unmarshal(msg.Result, &r)
-	if got, want := keysOf(t, r.Capabilities), []string{"tasks", "logging", "prompts", "resources", "tools"}; !slices.Equal(got, want) {
-		t.Errorf("capabilities %s: members %v, want the server's order %v", r.Capabilities, got, want)
-	}
-	if !strings.Contains(string(r.Capabilities), `"resources":{"listChanged":true,"subscribe":true}`) {
-		t.Errorf("capabilities %s: resources not as the server sent them", r.Capabilities)
-	}
+	return msg.Result
 }
 
 // keysOf returns the names of obj's members, in order.
