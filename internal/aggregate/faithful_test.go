@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -578,5 +579,40 @@ func TestRootsChangeOnceTheAgentCanBeAsked(t *testing.T) {
 	})
 	if strings.Contains(log.String(), "fixture: roots now []") {
 		t.Errorf("the server was told of a change before the agent could be asked, and got no roots:\n%s", log.String())
+	}
+}
+
+// TestLogOutsideACallWithoutLevel: a log message a server sends outside
+// any call reaches a session that set no log level (the server chose to
+// send it, as it would to a client connected directly; server-everything
+// so reports the roots it got), as the server sent it, tagged with the
+// server's name before data. A session that set a level still gets only
+// what that level admits.
+func TestLogOutsideACallWithoutLevel(t *testing.T) {
+	url, _, g := startGatewayG(t, map[string]fixture.Options{"a": {}})
+	got := make(chan *mcp.LoggingMessageParams, 4)
+	quiet := make(chan *mcp.LoggingMessageParams, 4)
+	connect(t, url, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { got <- r.Params }})
+	picky := connect(t, url, &mcp.ClientOptions{LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { quiet <- r.Params }})
+	if err := picky.SetLoggingLevel(ctxT(t), &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+		t.Fatal(err)
+	}
+	g.Intercept("a", &jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`{"level":"info","data":"roots updated"}`)})
+	select {
+	case p := <-got:
+		if p.Logger != "a" || p.Data != "roots updated" || p.Level != "info" {
+			t.Errorf("the session without a level got %+v", p)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the session that set no level got no log message")
+	}
+	g.Intercept("a", &jsonrpc.Request{Method: "notifications/message", Params: json.RawMessage(`{"level":"error","data":"bad"}`)})
+	select {
+	case p := <-quiet:
+		if p.Data != "bad" {
+			t.Errorf("the session at level error got %+v, want only the error", p)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the session at level error got no error message")
 	}
 }
