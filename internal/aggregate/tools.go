@@ -301,9 +301,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	began := time.Now()
 	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
 	defer done()
-	if raw, up := rawParams(req), r.up; raw != nil {
+	if rc, ok := r.up.(RawCaller); ok {
 		// The params as the agent sent them, as the fast path forwards them.
-		if rc, ok := up.(RawCaller); ok {
+		if raw := rawParams(req); raw != nil {
 			if res, trace, sent, err := g.callToolAgentParams(ctx, req, rc, r, call, raw, args); sent {
 				if g.audit != nil {
 					rec := g.record(req, r.up.Name(), began, res, err)
