@@ -76,6 +76,10 @@ type Gateway struct {
 
 	calls    *inflight // forwarded calls, for routing what servers send back
 	tasks    *taskTable
+	// clientTasks are the tasks agents run for servers (clienttasks.go),
+	// agents what their initialize said that the SDK's types drop.
+	clientTasks *clientTaskTable
+	agents      agentsInfo
 	progress *progressMap
 	subs     *subscriptions
 
@@ -141,6 +145,7 @@ func New(opts Options) *Gateway {
 		instructions: make(map[string]string),
 		taskCaps:     make(map[string]json.RawMessage),
 		tasks:        newTaskTable(),
+		agents:       agentsInfo{tasks: make(map[string]agentTasks)},
 		raws:         make(map[string]rawConn),
 		tools: newNamed(func(t *mcp.Tool) string { return t.Name },
 			func(t *mcp.Tool, name string) *mcp.Tool { c := *t; c.Name = name; return &c }),
@@ -173,6 +178,8 @@ func New(opts Options) *Gateway {
 		// they would get (see rootsRaw): they are told, and ask again.
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { g.AgentReachable(req.Session) },
 	})
+	g.clientTasks = newClientTaskTable(g.liveSessions)
+	g.tasks.live = g.liveSessions
 	g.announce(true, true, true)
 	// Requests are answered by middleware rather than Server.AddTool and
 	// friends: AddTool panics on input schemas real servers publish (no
@@ -180,6 +187,15 @@ func New(opts Options) *Gateway {
 	// published; and each answer depends on live upstream state.
 	g.server.AddReceivingMiddleware(g.middleware)
 	return g
+}
+
+// liveSessions is the set of agent sessions the SDK holds.
+func (g *Gateway) liveSessions() map[*mcp.ServerSession]bool {
+	live := make(map[*mcp.ServerSession]bool)
+	for ss := range g.server.Sessions() {
+		live[ss] = true
+	}
+	return live
 }
 
 // Server is the merged MCP server, to be served over HTTP or stdio.

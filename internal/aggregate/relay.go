@@ -102,6 +102,19 @@ func (f *inflight) latest(server string) (c *call, exact bool) {
 	return c, sessions == 1
 }
 
+// of returns the latest call of session ss to server in flight, or nil.
+func (f *inflight) of(server string, ss *mcp.ServerSession) *call {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var c *call
+	for k := range f.byServer[server] {
+		if k.ss == ss && (c == nil || k.seq > c.seq) {
+			c = k
+		}
+	}
+	return c
+}
+
 // progressMap maps the progress tokens the gateway sends upstream back to
 // the caller's own token. Each forwarded request gets a token of its own:
 // two agent sessions may both use token 1, and their progress must not mix.

@@ -24,8 +24,8 @@ func UpstreamCapabilities() *mcp.ClientCapabilities {
 }
 
 // ServeRequest returns the handler for a request server sends the gateway
-// (sampling, elicitation, roots), or nil for one the SDK client answers
-// (ping). The request goes to the agent session whose call the server is
+// (sampling, elicitation, roots, and tasks/* about tasks an agent runs for
+// it), or nil for one the SDK client answers (ping). The request goes to the agent session whose call the server is
 // handling (see caller), as the bytes the server sent, and the agent's
 // answer goes back as the bytes the agent sent.
 func (g *Gateway) ServeRequest(server, method string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
@@ -69,6 +69,15 @@ func (g *Gateway) ServeRequest(server, method string) func(context.Context, json
 		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 			return g.rootsRaw(ctx, server, params)
 		}
+	case "tasks/get", "tasks/result", "tasks/cancel":
+		// About a task an agent runs for the server (clienttasks.go).
+		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return g.clientTaskRequest(ctx, server, method, params)
+		}
+	case "tasks/list":
+		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+			return g.clientTaskList(ctx, server)
+		}
 	}
 	return nil
 }
@@ -80,6 +89,9 @@ func (g *Gateway) relayRequest(ctx context.Context, server, method string, param
 	c, err := g.caller(server, feature, supports)
 	if err != nil {
 		return nil, err
+	}
+	if taskAugmented(params) {
+		return g.askTask(ctx, c, server, method, params)
 	}
 	return g.askCall(ctx, c, method, params)
 }

@@ -3,12 +3,11 @@ package aggregate
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -25,58 +24,131 @@ import (
 
 // taskRoute is where an exported task id leads.
 type taskRoute struct {
-	up      Upstream
-	orig    string             // the server's task id
-	session *mcp.ServerSession // the agent session that created it
+	taskLife // session: the agent session that created it
+	up       Upstream
+	orig     string // the server's task id
+	id       string // the exported id
 }
 
-// taskTable maps exported task ids to their servers, and back.
+// taskTable maps exported task ids to their servers, and back. It is
+// bounded as clientTaskTable is (see maxTasksPerSession).
 type taskTable struct {
-	mu     sync.Mutex
-	byID   map[string]taskRoute
-	byOrig map[taskKey]string
+	mu         sync.Mutex
+	now        func() time.Time
+	live       func() map[*mcp.ServerSession]bool // the sessions alive; nil: all
+	seq        uint64
+	byID       map[string]*taskRoute
+	byOrig     map[taskKey]*taskRoute
+	perSession map[*mcp.ServerSession]int
+	nextSweep  time.Time
+	// waiting counts, per server, the task-augmented calls in flight;
+	// held are the statuses the server sent meanwhile for tasks it has
+	// not answered with yet (at most maxHeldStatuses).
+	waiting map[string]int
+	held    map[string][]heldStatus
 }
 
 type taskKey struct{ server, orig string }
 
 func newTaskTable() *taskTable {
-	return &taskTable{byID: make(map[string]taskRoute), byOrig: make(map[taskKey]string)}
+	return &taskTable{now: time.Now, byID: make(map[string]*taskRoute), byOrig: make(map[taskKey]*taskRoute),
+		perSession: make(map[*mcp.ServerSession]int), waiting: make(map[string]int), held: make(map[string][]heldStatus)}
 }
 
-// export returns the exported id of a server's task, minting one for a task
-// the table has not seen.
-func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession) string {
+// export returns the exported id of a server's task made by session ss,
+// minting one for a task the table has not seen, and the statuses held
+// for it (see hold).
+func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession, ttl time.Duration) (string, []json.RawMessage) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.now()
+	t.sweepLocked(now)
 	k := taskKey{up.Name(), orig}
-	if id, ok := t.byOrig[k]; ok {
-		return id
+	var early []json.RawMessage
+	kept := t.held[k.server][:0]
+	for _, h := range t.held[k.server] {
+		if h.agentID == orig {
+			early = append(early, h.params)
+		} else {
+			kept = append(kept, h)
+		}
 	}
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	id := "task-" + hex.EncodeToString(b[:])
-	t.byID[id] = taskRoute{up: up, orig: orig, session: ss}
-	t.byOrig[k] = id
-	return id
+	t.held[k.server] = kept
+	if r, ok := t.byOrig[k]; ok && !r.expired(now) && r.session == ss {
+		return r.id, early
+	}
+	if old := t.byOrig[k]; old != nil {
+		t.deleteLocked(old) // expired, or the server reused an id
+	}
+	if t.perSession[ss] >= maxTasksPerSession {
+		var oldest *taskRoute
+		for _, r := range t.byID {
+			if r.session == ss && (oldest == nil || r.seq < oldest.seq) {
+				oldest = r
+			}
+		}
+		if oldest != nil {
+			t.deleteLocked(oldest)
+		}
+	}
+	t.seq++
+	r := &taskRoute{taskLife: taskLife{session: ss, seq: t.seq}, up: up, orig: orig, id: "task-" + randomHex(12)}
+	if ttl > 0 {
+		r.expires = now.Add(ttl)
+	}
+	t.byID[r.id] = r
+	t.byOrig[k] = r
+	t.perSession[ss]++
+	return r.id, early
+}
+
+func (t *taskTable) deleteLocked(r *taskRoute) {
+	delete(t.byID, r.id)
+	if k := (taskKey{r.up.Name(), r.orig}); t.byOrig[k] == r {
+		delete(t.byOrig, k)
+	}
+	if t.perSession[r.session]--; t.perSession[r.session] <= 0 {
+		delete(t.perSession, r.session)
+	}
+}
+
+// sweepLocked drops expired tasks and those of sessions that are gone, at
+// most every taskSweepEvery.
+func (t *taskTable) sweepLocked(now time.Time) {
+	if now.Before(t.nextSweep) {
+		return
+	}
+	t.nextSweep = now.Add(taskSweepEvery)
+	var live map[*mcp.ServerSession]bool
+	if t.live != nil && len(t.byID) > 0 {
+		live = t.live()
+	}
+	for _, r := range t.byID {
+		if (live != nil && !live[r.session]) || r.expired(now) {
+			t.deleteLocked(r)
+		}
+	}
 }
 
 func (t *taskTable) lookup(id string) (taskRoute, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	r, ok := t.byID[id]
-	return r, ok
+	if !ok || r.expired(t.now()) {
+		return taskRoute{}, false
+	}
+	return *r, true
 }
 
-func (t *taskTable) exported(server, orig string) (string, taskRoute, bool) {
+func (t *taskTable) exported(server, orig string) (taskRoute, bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	id, ok := t.byOrig[taskKey{server, orig}]
-	return id, t.byID[id], ok
+	r, ok := t.byOrig[taskKey{server, orig}]
+	if !ok || r.expired(t.now()) {
+		return taskRoute{}, false
+	}
+	return *r, true
 }
-
-// maxTasks is how many tasks the table holds before it drops those of
-// sessions that are gone.
-const maxTasks = 1024
 
 func (t *taskTable) size() int {
 	t.mu.Lock()
@@ -84,16 +156,33 @@ func (t *taskTable) size() int {
 	return len(t.byID)
 }
 
-// forget drops the tasks of sessions that are gone.
-func (t *taskTable) forget(live func(*mcp.ServerSession) bool) {
+// expect records a task-augmented call in flight to server; the returned
+// func ends it.
+func (t *taskTable) expect(server string) func() {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	for id, r := range t.byID {
-		if !live(r.session) {
-			delete(t.byID, id)
-			delete(t.byOrig, taskKey{r.up.Name(), r.orig})
+	t.waiting[server]++
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.waiting[server]--; t.waiting[server] <= 0 {
+			delete(t.waiting, server)
+			delete(t.held, server)
 		}
 	}
+}
+
+// hold keeps a status of server for a task the table does not know, while
+// a task-augmented call to server is in flight (the status of the task it
+// is making can come before its answer). It reports whether it kept it.
+func (t *taskTable) hold(server, orig string, params json.RawMessage) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.waiting[server] == 0 || len(t.held[server]) >= maxHeldStatuses {
+		return false
+	}
+	t.held[server] = append(t.held[server], heldStatus{orig, params})
+	return true
 }
 
 // IsTaskRequest reports whether a request is one Task answers: a tasks/*
@@ -227,8 +316,10 @@ func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, params js
 	}
 	server := r.up.Name()
 	_, done := g.calls.begin(ctx, ss, server)
+	expected := g.tasks.expect(server)
 	res, err := callRaw(ctx, r.up, "tools/call", params)
 	done()
+	defer expected()
 	if err != nil {
 		return nil, upstreamError(server, err)
 	}
@@ -239,22 +330,16 @@ func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, params js
 		return res, nil // a server that ran the call at once
 	}
 	var task struct {
-		TaskID string `json:"taskId"`
+		TaskID string   `json:"taskId"`
+		TTL    *float64 `json:"ttl"`
 	}
 	if json.Unmarshal(created.Task, &task) != nil || task.TaskID == "" {
 		return res, nil
 	}
-	if g.tasks.size() > maxTasks {
-		g.tasks.forget(func(s *mcp.ServerSession) bool {
-			for live := range g.server.Sessions() {
-				if live == s {
-					return true
-				}
-			}
-			return false
-		})
+	id, early := g.tasks.export(r.up, task.TaskID, ss, ttlOf(task.TTL))
+	for _, p := range early {
+		g.statusDown(ss, id, p)
 	}
-	id := g.tasks.export(r.up, task.TaskID, ss)
 	t, err := setString(created.Task, "taskId", id)
 	if err != nil {
 		return nil, upstreamError(server, err)
@@ -292,11 +377,11 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 			if json.Unmarshal(b, &t) != nil {
 				continue
 			}
-			id, r, ok := g.tasks.exported(up.Name(), t.TaskID)
+			r, ok := g.tasks.exported(up.Name(), t.TaskID)
 			if !ok || r.session != ss {
 				continue // another session's, or not made through this gateway
 			}
-			if b, err = setString(b, "taskId", id); err == nil {
+			if b, err = setString(b, "taskId", r.id); err == nil {
 				items = append(items, b)
 			}
 		}
@@ -396,33 +481,33 @@ func mergeObjects(a, b json.RawMessage) json.RawMessage {
 }
 
 // relayTaskStatus sends a server's notifications/tasks/status to the agent
-// session that owns the task, with the task's exported id.
+// session that owns the task, with the task's exported id. A status for a
+// task the gateway does not know is held while a task-augmented call to
+// that server is in flight (the task it makes may be this one, its answer
+// still on the way; see callTask), and dropped otherwise: it is no agent's.
 func (g *Gateway) relayTaskStatus(server string, params json.RawMessage) {
 	var t struct {
 		TaskID string `json:"taskId"`
 	}
-	if json.Unmarshal(params, &t) != nil {
+	if json.Unmarshal(params, &t) != nil || t.TaskID == "" {
 		return
 	}
-	id, r, ok := g.tasks.exported(server, t.TaskID)
+	r, ok := g.tasks.exported(server, t.TaskID)
 	if !ok {
-		// A status sent before the call that made the task has its
-		// answer: the task is that call's, which is in flight.
-		c, _ := g.calls.latest(server)
-		g.mu.RLock()
-		up := g.upstreams[server]
-		g.mu.RUnlock()
-		if c == nil || c.ss == nil || up == nil {
-			return
-		}
-		id = g.tasks.export(up, t.TaskID, c.ss)
-		r = taskRoute{up: up, orig: t.TaskID, session: c.ss}
+		g.tasks.hold(server, t.TaskID, params)
+		return
 	}
+	g.statusDown(r.session, r.id, params)
+}
+
+// statusDown sends a server's task status to agent session ss, with the
+// task's exported id.
+func (g *Gateway) statusDown(ss *mcp.ServerSession, id string, params json.RawMessage) {
 	p, err := setString(params, "taskId", id)
 	if err != nil {
 		return
 	}
-	if a := agentConnOf(r.session); a != nil {
+	if a := agentConnOf(ss); a != nil {
 		_ = a.notification(context.Background(), "notifications/tasks/status", p)
 	}
 }

@@ -81,6 +81,7 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	e.fast = fast
 	e.sessions.closed = fast.endSession
 	agg.SetReachable(func(ss *mcp.ServerSession) bool { return e.sessions.hasStream(ss.ID()) })
+	e.sessions.initialized = agg.AgentInitialized
 	e.sessions.opened = func(id string) {
 		if ss := fast.sessions.lookup(id); ss != nil {
 			agg.AgentReachable(ss)

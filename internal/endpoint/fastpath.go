@@ -71,6 +71,8 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 			return f.answer(w, r, sid, msg) // a response: the agent's answer to a request
 		}
 		return false
+	case "notifications/tasks/status":
+		return f.taskStatus(w, r, sid, msg)
 	case "tools/list", "tools/call":
 	default:
 		if !task {
@@ -486,6 +488,23 @@ func (f *fastPath) cancel(w http.ResponseWriter, sid string, msg *rpcMessage) bo
 		return false
 	}
 	stop(errCancelledByAgent)
+	w.WriteHeader(http.StatusAccepted)
+	return true
+}
+
+// taskStatus relays an agent's notifications/tasks/status (about a task it
+// runs for a server) and answers 202 like the SDK, which does not know the
+// method. What the SDK would refuse (a session it does not hold, a foreign
+// Host) is left to it.
+func (f *fastPath) taskStatus(w http.ResponseWriter, r *http.Request, sid string, msg *rpcMessage) bool {
+	if len(msg.ID) != 0 || foreignHost(r) || f.ending(sid) {
+		return false
+	}
+	ss := f.sessions.lookup(sid)
+	if ss == nil {
+		return false
+	}
+	f.e.agg.AgentTaskStatus(ss, msg.Params)
 	w.WriteHeader(http.StatusAccepted)
 	return true
 }

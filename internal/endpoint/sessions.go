@@ -2,6 +2,7 @@ package endpoint
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -43,6 +44,9 @@ type sessionLimit struct {
 	// answered (the SDK has it then), where messages that belong to no
 	// request reach the client.
 	opened func(id string)
+	// initialized, if set, is told of each new session with the params of
+	// its initialize, before the client has its answer.
+	initialized func(id string, params json.RawMessage)
 
 	// Per-session bounds (limits.go): batch size, requests in flight,
 	// subscriptions.
@@ -95,7 +99,14 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 			// client, not after the response: once the client has the
 			// id it may use the other sessions, and that use must not
 			// race with picking which one to close.
-			aw := &admitWriter{ResponseWriter: w, admit: l.admit}
+			admit := l.admit
+			if msg != nil && msg.Method == "initialize" && l.initialized != nil {
+				admit = func(id string) {
+					l.initialized(id, msg.Params)
+					l.admit(id)
+				}
+			}
+			aw := &admitWriter{ResponseWriter: w, admit: admit}
 			next.ServeHTTP(aw, r)
 			aw.header()
 			return

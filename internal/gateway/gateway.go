@@ -156,13 +156,14 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 	}
 	red := redact.New(secrets...)
 	opts := supervisor.Options{
-		Logger:       log,
-		Env:          env,
-		ServersDir:   cfg.ServersDir,
-		CloneBaseURL: cfg.CloneBaseURL,
-		NewClient:    g.agg.NewClient,
-		Intercept:    g.agg.Intercept,
-		ServeRequest: g.agg.ServeRequest,
+		Logger:            log,
+		Env:               env,
+		ServersDir:        cfg.ServersDir,
+		CloneBaseURL:      cfg.CloneBaseURL,
+		NewClient:         g.agg.NewClient,
+		Intercept:         g.agg.Intercept,
+		ServeRequest:      g.agg.ServeRequest,
+		OfferCapabilities: aggregate.UpstreamOffer(),
 		OnReady: func(ctx context.Context, s *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
 			return g.agg.Sync(ctx, s.Name(), cs, raw)
 		},
@@ -170,10 +171,11 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: cfg.MaxBackoff},
 	}
 	remoteOpts := supervisor.RemoteOptions{
-		Logger:       log,
-		NewClient:    g.agg.NewClient,
-		Intercept:    g.agg.Intercept,
-		ServeRequest: g.agg.ServeRequest,
+		Logger:            log,
+		NewClient:         g.agg.NewClient,
+		Intercept:         g.agg.Intercept,
+		ServeRequest:      g.agg.ServeRequest,
+		OfferCapabilities: aggregate.UpstreamOffer(),
 		OnReady: func(ctx context.Context, r *supervisor.Remote, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
 			return g.agg.Sync(ctx, r.Name(), cs, raw)
 		},

@@ -25,6 +25,13 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not initialized"}
 	}
+	// stdio has one session, whose id is "".
+	t.Initialized = func(params json.RawMessage) { g.agg.AgentInitialized("", params) }
+	t.TaskStatus = func(params json.RawMessage) {
+		for ss := range g.agg.Server().Sessions() {
+			g.agg.AgentTaskStatus(ss, params)
+		}
+	}
 	err := g.agg.Server().Run(ctx, t)
 	if ctx.Err() == nil {
 		g.log.Info().Msg("stdin closed; shutting down")

@@ -49,6 +49,13 @@ type Transport struct {
 	Grace time.Duration
 	// Task answers task requests; nil leaves them to the SDK.
 	Task func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// Initialized, if set, gets the params of the client's initialize
+	// before the SDK reads it: what the SDK's types drop (the client's
+	// tasks capability).
+	Initialized func(params json.RawMessage)
+	// TaskStatus, if set, takes the client's notifications/tasks/status
+	// (about a task it runs for a server), which the SDK does not know.
+	TaskStatus func(params json.RawMessage)
 }
 
 // Connect implements mcp.Transport.
@@ -57,7 +64,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{Connection: c, grace: t.Grace, task: t.Task, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listed: map[string]bool{},
+	return &drainConn{Connection: c, grace: t.Grace, task: t.Task, initialized: t.Initialized, taskStatus: t.TaskStatus, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listed: map[string]bool{},
 		changed: make(chan struct{}, 1), closed: make(chan struct{})}, nil
 }
 
@@ -65,6 +72,9 @@ type drainConn struct {
 	mcp.Connection
 	grace time.Duration
 	task  func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
+	// initialized and taskStatus are Transport's.
+	initialized func(params json.RawMessage)
+	taskStatus  func(params json.RawMessage)
 
 	mu        sync.Mutex
 	pending   map[jsonrpc.ID]bool // calls read and not yet answered
@@ -97,6 +107,15 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.drain(ctx)
 		}
 		return nil, err
+	}
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		switch {
+		case req.Method == "initialize" && req.IsCall() && c.initialized != nil:
+			c.initialized(req.Params)
+		case req.Method == "notifications/tasks/status" && !req.IsCall() && c.taskStatus != nil:
+			c.taskStatus(req.Params)
+			return c.Read(ctx)
+		}
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.task != nil && aggregate.IsTaskRequest(req.Method, req.Params) {
 		c.mu.Lock()

@@ -191,6 +191,20 @@ func (c *lineConn) writeRequest(id, method string, params json.RawMessage) error
 	return err
 }
 
+// writeNotification writes a notification with raw params as one line,
+// compacted as writeRequest's.
+func (c *lineConn) writeNotification(method string, params json.RawMessage) error {
+	m, err := json.Marshal(method)
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, params); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("params: %v", err)}
+	}
+	return c.writeRaw(`{"jsonrpc":"2.0","method":`, string(m), `,"params":`, buf.String(), `}`)
+}
+
 // writeRaw writes the concatenation of parts as one line.
 func (c *lineConn) writeRaw(parts ...string) error {
 	c.wmu.Lock()

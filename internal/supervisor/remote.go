@@ -43,6 +43,8 @@ type RemoteOptions struct {
 	// the agent first, and requests are answered as raw JSON.
 	Intercept    func(server string, n *jsonrpc.Request) bool
 	ServeRequest func(server, method string) RequestHandler
+	// OfferCapabilities is as in Options.
+	OfferCapabilities map[string]json.RawMessage
 	// Redact, if set, is applied to every message that quotes the remote
 	// (errors, log lines), so header values never reach a log.
 	Redact func(string) string
@@ -217,7 +219,7 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 	tr := &mcp.StreamableClientTransport{Endpoint: r.spec.URL, HTTPClient: client}
 	cctx, cancel := context.WithTimeout(ctx, r.opts.ConnectTimeout)
 	defer cancel()
-	cs, err := r.opts.NewClient(r.spec.Name).Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := r.opts.NewClient(r.spec.Name).Connect(cctx, offerTransport{tr, r.opts.OfferCapabilities}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		sess.stream.close()
 		if ctx.Err() == nil && cctx.Err() != nil {
@@ -342,6 +344,14 @@ func (r *Remote) CallRaw(ctx context.Context, method string, params json.RawMess
 		return err
 	})
 	return res, err
+}
+
+// NotifyRaw sends a notification with raw JSON params in the remote's
+// session, with Do's waiting and errors.
+func (r *Remote) NotifyRaw(ctx context.Context, method string, params json.RawMessage) error {
+	return r.do(ctx, func(sess *remoteSession) error {
+		return sess.raw.send(ctx, &jsonrpc.Request{Method: method, Params: params})
+	})
 }
 
 func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) error {

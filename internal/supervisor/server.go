@@ -75,6 +75,11 @@ type Options struct {
 	// params and give the result as raw JSON, so that they are relayed as
 	// the server and the agent wrote them.
 	ServeRequest func(server, method string) RequestHandler
+	// OfferCapabilities are client capabilities added, as raw JSON by
+	// name, to the initialize request a server gets, beside those of
+	// the client NewClient returns: what the Go SDK's types cannot say
+	// (the client-side "tasks" capability).
+	OfferCapabilities map[string]json.RawMessage
 	// MaxMessageBytes bounds one message from a server; a larger response
 	// fails its call and the server stays usable. Zero means
 	// DefaultMaxMessageBytes.
@@ -322,7 +327,7 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 	if s.opts.ServeRequest != nil {
 		serve = func(method string) RequestHandler { return s.opts.ServeRequest(s.spec.Name, method) }
 	}
-	t := &lineTransport{r: proc.stdout, w: proc.stdin, maxBytes: s.opts.MaxMessageBytes, intercept: intercept, serve: serve, noise: func(line []byte) {
+	t := &lineTransport{r: proc.stdout, w: proc.stdin, maxBytes: s.opts.MaxMessageBytes, intercept: intercept, serve: serve, offer: s.opts.OfferCapabilities, noise: func(line []byte) {
 		s.log.Warn().Str("stream", "stdout-noise").Msg(s.opts.Redact(string(line)))
 	}}
 	cctx, cancel := context.WithTimeout(ctx, s.opts.ConnectTimeout)
@@ -465,6 +470,17 @@ func (s *Server) CallRaw(ctx context.Context, method string, params json.RawMess
 	}
 	res, err := inst.conn.roundTrip(ctx, method, params)
 	return res, s.callError(ctx, inst, err)
+}
+
+// NotifyRaw sends a notification with raw JSON params to the server,
+// waiting like Do while it starts or restarts (the task status an agent
+// reports, which the SDK's client cannot send).
+func (s *Server) NotifyRaw(ctx context.Context, method string, params json.RawMessage) error {
+	inst, err := s.session(ctx)
+	if err != nil {
+		return &CallError{Server: s.spec.Name, Err: err}
+	}
+	return s.callError(ctx, inst, inst.conn.writeNotification(method, params))
 }
 
 // callError turns the error of a call on inst into what callers see.

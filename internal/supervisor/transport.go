@@ -39,6 +39,9 @@ type lineTransport struct {
 	// serve, if set, answers requests from the server past the SDK (see
 	// Options.ServeRequest).
 	serve func(method string) RequestHandler
+	// offer are capabilities added to the initialize request (see
+	// Options.OfferCapabilities).
+	offer map[string]json.RawMessage
 	// conn is the connection Connect made, for raw calls.
 	conn *lineConn
 }
@@ -55,6 +58,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		max:       max,
 		noise:     t.noise,
 		intercept: t.intercept,
+		offer:     t.offer,
 		raw:       newRawCalls(),
 	}
 	t.conn.served = newServed(t.serve, t.conn.Write)
@@ -69,6 +73,7 @@ type lineConn struct {
 	intercept func(*jsonrpc.Request) bool
 	raw       *rawCalls
 	served    *served
+	offer     map[string]json.RawMessage
 	// The initialize request's id, and its result as the server sent it
 	// (what the SDK's types do not hold, such as the tasks capability).
 	initMu     sync.Mutex
@@ -224,6 +229,10 @@ func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.initMu.Lock()
 		c.initID = req.ID
 		c.initMu.Unlock()
+		var err error
+		if msg, err = offerWrite(msg, c.offer); err != nil {
+			return err
+		}
 	}
 	data, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {

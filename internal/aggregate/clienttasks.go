@@ -1,0 +1,606 @@
+package aggregate
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Client-side tasks (protocol 2025-11-25): a client that declares
+// capabilities.tasks.requests.sampling.createMessage (or
+// .elicitation.create) lets a server send that request with "task" in its
+// params; the client answers at once with a CreateTaskResult whose task id
+// it made, runs the request in the background, and the server polls it
+// with tasks/get, tasks/result, tasks/list and tasks/cancel, while the
+// client may report changes with notifications/tasks/status.
+//
+// The gateway offers servers the union of what agents can do (UpstreamOffer)
+// and relays each such request, like any other server request, to the agent
+// session whose call the server is handling. The task then lives on that
+// agent: the server's tasks/* requests for it go to that session, and the
+// session's notifications/tasks/status go to that server.
+//
+// Task ids: the agent makes them, and a server sees one client, the
+// gateway, for every agent session; two agents may make the same id (a
+// counter, say) for tasks of the same server. The gateway passes an agent's
+// id on unchanged unless another session's live task of that server already
+// has it; then the server gets an id of the gateway's
+// ("mcp-gateway-task-<random>") for it, mapped back in everything the
+// gateway relays about that task (params of tasks/*, their results, the
+// related-task _meta of tasks/result, status notifications). So ids stay
+// as the agent wrote them whenever that is unambiguous.
+
+// UpstreamOffer is what the gateway offers every server at initialize
+// beyond UpstreamCapabilities, as raw JSON by capability name: what the Go
+// SDK's ClientCapabilities cannot say. Whether the agent session a request
+// goes to has it is checked per request, as for sampling.
+func UpstreamOffer() map[string]json.RawMessage {
+	return map[string]json.RawMessage{
+		"tasks": json.RawMessage(`{"list":{},"cancel":{},"requests":{"sampling":{"createMessage":{}},"elicitation":{"create":{}}}}`),
+	}
+}
+
+// agentTasks is what an agent's client declared of the tasks capability.
+type agentTasks struct {
+	list, cancel, sampling, elicitation bool
+}
+
+// agentTasksOf parses the tasks capability in an initialize request's
+// params.
+func agentTasksOf(params json.RawMessage) (agentTasks, bool) {
+	var p struct {
+		Capabilities struct {
+			Tasks *struct {
+				List     json.RawMessage `json:"list"`
+				Cancel   json.RawMessage `json:"cancel"`
+				Requests struct {
+					Sampling struct {
+						CreateMessage json.RawMessage `json:"createMessage"`
+					} `json:"sampling"`
+					Elicitation struct {
+						Create json.RawMessage `json:"create"`
+					} `json:"elicitation"`
+				} `json:"requests"`
+			} `json:"tasks"`
+		} `json:"capabilities"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Capabilities.Tasks == nil {
+		return agentTasks{}, false
+	}
+	t := p.Capabilities.Tasks
+	present := func(v json.RawMessage) bool { return len(v) > 0 && string(v) != "null" }
+	a := agentTasks{list: present(t.List), cancel: present(t.Cancel),
+		sampling: present(t.Requests.Sampling.CreateMessage), elicitation: present(t.Requests.Elicitation.Create)}
+	return a, a != agentTasks{}
+}
+
+// AgentInitialized records what an agent session's initialize params say
+// that the SDK's types do not keep (the tasks capability). sessionID is the
+// session's id ("" for stdio mode's one session). Call it before the
+// session's initialize is answered, so that it holds before any call.
+func (g *Gateway) AgentInitialized(sessionID string, params json.RawMessage) {
+	a, ok := agentTasksOf(params)
+	g.agents.mu.Lock()
+	defer g.agents.mu.Unlock()
+	if !ok {
+		delete(g.agents.tasks, sessionID)
+		return
+	}
+	g.agents.tasks[sessionID] = a
+	if n := len(g.agents.tasks); n > 64 && n > 2*g.agents.kept {
+		// Sessions end without telling the aggregate: keep those live.
+		live := make(map[string]bool)
+		for ss := range g.server.Sessions() {
+			live[ss.ID()] = true
+		}
+		for id := range g.agents.tasks {
+			if !live[id] && id != sessionID {
+				delete(g.agents.tasks, id)
+			}
+		}
+		g.agents.kept = len(g.agents.tasks)
+	}
+}
+
+// agentsInfo holds per agent session what the SDK's types drop.
+type agentsInfo struct {
+	mu    sync.Mutex
+	tasks map[string]agentTasks // by session id; only sessions that declared tasks
+	kept  int                   // len(tasks) after the last pruning
+}
+
+func (g *Gateway) agentTasks(ss *mcp.ServerSession) agentTasks {
+	g.agents.mu.Lock()
+	defer g.agents.mu.Unlock()
+	return g.agents.tasks[ss.ID()]
+}
+
+// taskAugmented reports whether a request's params ask for a task.
+func taskAugmented(params json.RawMessage) bool {
+	var p struct {
+		Task json.RawMessage `json:"task"`
+	}
+	return json.Unmarshal(params, &p) == nil && len(p.Task) > 0 && string(p.Task) != "null"
+}
+
+// askTask relays a task-augmented sampling or elicitation request to the
+// agent session of call c, and registers the task of its answer.
+func (g *Gateway) askTask(ctx context.Context, c *call, server, method string, params json.RawMessage) (json.RawMessage, error) {
+	a := g.agentTasks(c.ss)
+	if (method == "sampling/createMessage" && !a.sampling) || (method == "elicitation/create" && !a.elicitation) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: fmt.Sprintf("mcp-gateway: the agent's client does not support task-augmented %s", method)}
+	}
+	done := g.clientTasks.expect(c.ss)
+	defer done()
+	res, err := g.askCall(ctx, c, method, params)
+	if err != nil {
+		return nil, err
+	}
+	var created struct {
+		Task json.RawMessage `json:"task"`
+	}
+	if json.Unmarshal(res, &created) != nil || len(created.Task) == 0 || created.Task[0] != '{' {
+		return res, nil // the agent ran it at once
+	}
+	var t struct {
+		TaskID string   `json:"taskId"`
+		TTL    *float64 `json:"ttl"`
+	}
+	if json.Unmarshal(created.Task, &t) != nil || t.TaskID == "" {
+		return res, nil
+	}
+	id, early := g.clientTasks.add(server, t.TaskID, c.ss, ttlOf(t.TTL))
+	// Statuses the agent sent before its answer go first, as they would
+	// on a direct connection.
+	for _, p := range early {
+		g.statusUp(server, t.TaskID, id, p)
+	}
+	if id == t.TaskID {
+		return res, nil
+	}
+	task, err := setString(created.Task, "taskId", id)
+	if err != nil {
+		return nil, agentError(method, err)
+	}
+	if res, err = setMember(res, "task", task); err != nil {
+		return nil, agentError(method, err)
+	}
+	return res, nil
+}
+
+// ttlOf is a task's ttl in milliseconds as a duration; zero (none) when it
+// is absent or null (unlimited).
+func ttlOf(ms *float64) time.Duration {
+	if ms == nil || *ms <= 0 || *ms >= float64(math.MaxInt64/int64(time.Millisecond)) {
+		return 0
+	}
+	return time.Duration(*ms * float64(time.Millisecond))
+}
+
+// AgentTaskStatus relays an agent's notifications/tasks/status to the
+// server whose task it is. A status for a task the agent has not answered
+// yet (it reports the task before its CreateTaskResult) is held until that
+// answer, while the session has task requests pending; any other status
+// for an unknown task is dropped.
+func (g *Gateway) AgentTaskStatus(ss *mcp.ServerSession, params json.RawMessage) {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+		return
+	}
+	t, ok := g.clientTasks.byAgentID(ss, p.TaskID)
+	if !ok {
+		g.clientTasks.hold(ss, p.TaskID, params)
+		return
+	}
+	g.statusUp(t.server, t.agentID, t.id, params)
+}
+
+// notifyWait bounds sending a notification to a server (it waits while
+// the server restarts).
+const notifyWait = 5 * time.Second
+
+// statusUp sends an agent's task status to server, with the task id the
+// server knows.
+func (g *Gateway) statusUp(server, agentID, id string, params json.RawMessage) {
+	if id != agentID {
+		var err error
+		if params, err = setString(params, "taskId", id); err != nil {
+			return
+		}
+	}
+	g.mu.RLock()
+	up := g.upstreams[server]
+	g.mu.RUnlock()
+	n, ok := up.(RawNotifier)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), notifyWait)
+	defer cancel()
+	if err := n.NotifyRaw(ctx, "notifications/tasks/status", params); err != nil {
+		g.log.Debug().Err(err).Str("server", server).Msg("task status to the server")
+	}
+}
+
+// RawNotifier is an Upstream that can send a notification with raw JSON
+// params (*supervisor.Server, *supervisor.Remote).
+type RawNotifier interface {
+	NotifyRaw(ctx context.Context, method string, params json.RawMessage) error
+}
+
+// clientTaskRequest answers a server's tasks/get, tasks/result or
+// tasks/cancel for a task an agent runs: it goes to that agent's session.
+func (g *Gateway) clientTaskRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+		return nil, invalidParams("%s: missing taskId", method)
+	}
+	t, ok := g.clientTasks.byServerID(server, p.TaskID)
+	if !ok {
+		return nil, invalidParams("mcp-gateway: unknown task %q", p.TaskID)
+	}
+	if method == "tasks/cancel" && !g.agentTasks(t.session).cancel {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcp-gateway: the agent's client does not support tasks/cancel"}
+	}
+	out := params
+	if t.agentID != t.id {
+		var err error
+		if out, err = setString(params, "taskId", t.agentID); err != nil {
+			return nil, invalidParams("%s: %v", method, err)
+		}
+	}
+	res, err := g.askSession(ctx, server, t.session, method, out)
+	if err != nil || t.agentID == t.id {
+		return res, err
+	}
+	if method == "tasks/result" {
+		return g.relatedTask(res, server, t.id), nil
+	}
+	if b, err := setString(res, "taskId", t.id); err == nil {
+		return b, nil
+	}
+	return res, nil
+}
+
+// askSession sends session ss a request about a task it runs for server:
+// on the stream of a call of ss to server in flight, else on the session's
+// standalone stream, when it has one.
+func (g *Gateway) askSession(ctx context.Context, server string, ss *mcp.ServerSession, method string, params json.RawMessage) (json.RawMessage, error) {
+	if c := g.calls.of(server, ss); c != nil {
+		return g.askCall(ctx, c, method, params)
+	}
+	g.mu.RLock()
+	reachable := g.reachable
+	g.mu.RUnlock()
+	if reachable != nil && !reachable(ss) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			Message: fmt.Sprintf("mcp-gateway: %s: the agent that runs the task has no call in flight to this server and no stream open to send it on", method)}
+	}
+	return g.ask(ctx, context.Background(), ss, method, params)
+}
+
+// clientTaskList answers a server's tasks/list with the tasks agents run
+// for that server: each session that has some and whose client lists
+// tasks is asked (all pages), and only its tasks of that server are kept;
+// the merged list is one page. With one session asked, its answer is
+// passed on as it is apart from the tasks (its _meta kept).
+func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMessage, error) {
+	var items []json.RawMessage
+	var errs []error
+	var only json.RawMessage
+	sessions := g.clientTasks.sessionsOf(server)
+	asked := 0
+	for _, ss := range sessions {
+		if !g.agentTasks(ss).list {
+			continue
+		}
+		asked++
+		params := json.RawMessage(`{}`)
+		seen := map[string]bool{}
+		for page := 0; ; page++ {
+			res, err := g.askSession(ctx, server, ss, "tasks/list", params)
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			tasks, next, err := itemsOf(res, "tasks")
+			if err != nil {
+				errs = append(errs, err)
+				break
+			}
+			if page == 0 && next == "" {
+				only = res
+			} else {
+				only = nil
+			}
+			for _, b := range tasks {
+				var tk struct {
+					TaskID string `json:"taskId"`
+				}
+				if json.Unmarshal(b, &tk) != nil {
+					continue
+				}
+				t, ok := g.clientTasks.byAgentID(ss, tk.TaskID)
+				if !ok || t.server != server {
+					continue // another server's, or not one a server made through the gateway
+				}
+				if t.id != t.agentID {
+					if b, err = setString(b, "taskId", t.id); err != nil {
+						continue
+					}
+				}
+				items = append(items, b)
+			}
+			if next == "" || seen[next] || page >= maxListPages {
+				break
+			}
+			seen[next] = true
+			if params, err = json.Marshal(map[string]string{"cursor": next}); err != nil {
+				break
+			}
+		}
+	}
+	if len(items) == 0 && len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	list := encodeList("tasks", items, "")
+	if asked == 1 && only != nil {
+		var page struct {
+			Tasks json.RawMessage `json:"tasks"`
+		}
+		if json.Unmarshal(list, &page) == nil {
+			if out, err := setMember(only, "tasks", page.Tasks); err == nil {
+				return out, nil
+			}
+		}
+	}
+	return list, nil
+}
+
+// maxListPages bounds the pages of one agent's tasks/list.
+const maxListPages = 100
+
+// Bounds of the task tables (this file's and tasks.go's): a task is
+// forgotten once its ttl has passed since the gateway saw it made (the
+// receiver may delete it then, so the requestor cannot count on it
+// either), when its agent session is gone, and beyond maxTasksPerSession
+// tasks of one session, oldest first (a ttl may be unlimited, and stdio
+// mode's one session never ends). Expired tasks and those of ended
+// sessions are swept at most every taskSweepEvery, when a task is added.
+const (
+	maxTasksPerSession = 1024
+	taskSweepEvery     = time.Minute
+)
+
+// taskLife is what bounds a task entry's life.
+type taskLife struct {
+	session *mcp.ServerSession
+	expires time.Time // zero: no ttl
+	seq     uint64    // order of creation
+}
+
+func (l taskLife) expired(now time.Time) bool { return !l.expires.IsZero() && !now.Before(l.expires) }
+
+// clientTask is a task an agent runs for a server.
+type clientTask struct {
+	taskLife
+	server  string
+	id      string // as the server knows it
+	agentID string // as the agent made it
+}
+
+type agentTaskKey struct {
+	ss *mcp.ServerSession
+	id string
+}
+
+// clientTaskTable maps the tasks agents run for servers both ways.
+type clientTaskTable struct {
+	mu         sync.Mutex
+	now        func() time.Time
+	live       func() map[*mcp.ServerSession]bool // the sessions alive; nil: all
+	seq        uint64
+	byServer   map[taskKey]*clientTask
+	byAgent    map[agentTaskKey]*clientTask
+	perSession map[*mcp.ServerSession]int
+	nextSweep  time.Time
+	// waiting counts, per session, the task-augmented requests sent to it
+	// and not answered yet; held are the statuses it sent meanwhile for
+	// tasks it has not answered with (at most maxHeldStatuses).
+	waiting map[*mcp.ServerSession]int
+	held    map[*mcp.ServerSession][]heldStatus
+}
+
+type heldStatus struct {
+	agentID string
+	params  json.RawMessage
+}
+
+const maxHeldStatuses = 16
+
+func newClientTaskTable(live func() map[*mcp.ServerSession]bool) *clientTaskTable {
+	return &clientTaskTable{now: time.Now, live: live,
+		byServer: make(map[taskKey]*clientTask), byAgent: make(map[agentTaskKey]*clientTask),
+		perSession: make(map[*mcp.ServerSession]int),
+		waiting:    make(map[*mcp.ServerSession]int), held: make(map[*mcp.ServerSession][]heldStatus)}
+}
+
+// expect records a task-augmented request sent to ss; the returned func
+// ends it.
+func (t *clientTaskTable) expect(ss *mcp.ServerSession) func() {
+	t.mu.Lock()
+	t.waiting[ss]++
+	t.mu.Unlock()
+	return func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.waiting[ss]--; t.waiting[ss] <= 0 {
+			delete(t.waiting, ss)
+			delete(t.held, ss)
+		}
+	}
+}
+
+// hold keeps a status of ss for a task it has not answered with yet, while
+// it has task requests pending.
+func (t *clientTaskTable) hold(ss *mcp.ServerSession, agentID string, params json.RawMessage) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.waiting[ss] == 0 || len(t.held[ss]) >= maxHeldStatuses {
+		return
+	}
+	t.held[ss] = append(t.held[ss], heldStatus{agentID, params})
+}
+
+// add registers the task agentID of session ss, made for server, and
+// returns the id the server gets for it, with the statuses held for it.
+func (t *clientTaskTable) add(server, agentID string, ss *mcp.ServerSession, ttl time.Duration) (string, []json.RawMessage) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	t.sweepLocked(now, false)
+	var early []json.RawMessage
+	kept := t.held[ss][:0]
+	for _, h := range t.held[ss] {
+		if h.agentID == agentID {
+			early = append(early, h.params)
+		} else {
+			kept = append(kept, h)
+		}
+	}
+	t.held[ss] = kept
+	if e, ok := t.byAgent[agentTaskKey{ss, agentID}]; ok && !e.expired(now) {
+		return e.id, early
+	}
+	id := agentID
+	if e, ok := t.byServer[taskKey{server, id}]; ok && !e.expired(now) {
+		id = "mcp-gateway-task-" + randomHex(12)
+	}
+	if t.perSession[ss] >= maxTasksPerSession {
+		var oldest *clientTask
+		for k, e := range t.byAgent {
+			if k.ss == ss && (oldest == nil || e.seq < oldest.seq) {
+				oldest = e
+			}
+		}
+		if oldest != nil {
+			t.deleteLocked(oldest)
+		}
+	}
+	t.seq++
+	e := &clientTask{taskLife: taskLife{session: ss, seq: t.seq}, server: server, id: id, agentID: agentID}
+	if ttl > 0 {
+		e.expires = now.Add(ttl)
+	}
+	if old := t.byAgent[agentTaskKey{ss, agentID}]; old != nil {
+		t.deleteLocked(old)
+	}
+	if old := t.byServer[taskKey{server, id}]; old != nil {
+		t.deleteLocked(old)
+	}
+	t.byServer[taskKey{server, id}] = e
+	t.byAgent[agentTaskKey{ss, agentID}] = e
+	t.perSession[ss]++
+	return id, early
+}
+
+func (t *clientTaskTable) deleteLocked(e *clientTask) {
+	if t.byServer[taskKey{e.server, e.id}] == e {
+		delete(t.byServer, taskKey{e.server, e.id})
+	}
+	if t.byAgent[agentTaskKey{e.session, e.agentID}] == e {
+		delete(t.byAgent, agentTaskKey{e.session, e.agentID})
+	}
+	if t.perSession[e.session]--; t.perSession[e.session] <= 0 {
+		delete(t.perSession, e.session)
+	}
+}
+
+// sweepLocked drops expired tasks and those of sessions that are gone,
+// when taskSweepEvery has passed since the last sweep (or force).
+func (t *clientTaskTable) sweepLocked(now time.Time, force bool) {
+	if !force && now.Before(t.nextSweep) {
+		return
+	}
+	t.nextSweep = now.Add(taskSweepEvery)
+	var live map[*mcp.ServerSession]bool
+	if t.live != nil && len(t.byServer) > 0 {
+		live = t.live()
+	}
+	for _, e := range t.byServer {
+		if (live != nil && !live[e.session]) || e.expired(now) {
+			t.deleteLocked(e)
+		}
+	}
+}
+
+func (t *clientTaskTable) byServerID(server, id string) (clientTask, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.byServer[taskKey{server, id}]
+	if !ok || e.expired(t.now()) {
+		return clientTask{}, false
+	}
+	return *e, true
+}
+
+func (t *clientTaskTable) byAgentID(ss *mcp.ServerSession, agentID string) (clientTask, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e, ok := t.byAgent[agentTaskKey{ss, agentID}]
+	if !ok || e.expired(t.now()) {
+		return clientTask{}, false
+	}
+	return *e, true
+}
+
+// sessionsOf returns the sessions that run live tasks of server, in the
+// order of their first such task.
+func (t *clientTaskTable) sessionsOf(server string) []*mcp.ServerSession {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.now()
+	first := map[*mcp.ServerSession]uint64{}
+	for _, e := range t.byServer {
+		if e.server != server || e.expired(now) {
+			continue
+		}
+		if s, ok := first[e.session]; !ok || e.seq < s {
+			first[e.session] = e.seq
+		}
+	}
+	out := make([]*mcp.ServerSession, 0, len(first))
+	for ss := range first {
+		out = append(out, ss)
+	}
+	slices.SortFunc(out, func(a, b *mcp.ServerSession) int { return cmp.Compare(first[a], first[b]) })
+	return out
+}
+
+func (t *clientTaskTable) size() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.byServer)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

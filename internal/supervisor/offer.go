@@ -1,0 +1,86 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The Go SDK's ClientCapabilities has no member for what newer protocol
+// versions let a client offer beside roots, sampling and elicitation, such
+// as the client-side tasks capability (2025-11-25: a server may then send
+// sampling and elicitation as task-augmented requests and poll the client
+// with tasks/*). A server offers some tools only to clients that declare it
+// (server-everything's -async tools), so the gateway adds such members to
+// its initialize request on the wire: see Options.OfferCapabilities.
+
+// withCapabilities returns the params of an initialize request with extra
+// set as members of its capabilities (replacing members of those names).
+func withCapabilities(params json.RawMessage, extra map[string]json.RawMessage) (json.RawMessage, error) {
+	var p map[string]json.RawMessage
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, fmt.Errorf("initialize params: %w", err)
+	}
+	caps := map[string]json.RawMessage{}
+	if c := p["capabilities"]; len(c) > 0 && string(c) != "null" {
+		if err := json.Unmarshal(c, &caps); err != nil {
+			return nil, fmt.Errorf("initialize capabilities: %w", err)
+		}
+	}
+	for k, v := range extra {
+		caps[k] = v
+	}
+	b, err := json.Marshal(caps)
+	if err != nil {
+		return nil, err
+	}
+	p["capabilities"] = b
+	return json.Marshal(p)
+}
+
+// offerWrite rewrites msg when it is the initialize request and extra is
+// not empty; other messages are returned as they are.
+func offerWrite(msg jsonrpc.Message, extra map[string]json.RawMessage) (jsonrpc.Message, error) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "initialize" || len(extra) == 0 {
+		return msg, nil
+	}
+	params, err := withCapabilities(req.Params, extra)
+	if err != nil {
+		return nil, err
+	}
+	out := *req
+	out.Params = params
+	return &out, nil
+}
+
+// offerTransport adds capabilities to the initialize request of the
+// connections its inner transport makes.
+type offerTransport struct {
+	inner mcp.Transport
+	extra map[string]json.RawMessage
+}
+
+func (t offerTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return offerConn{c, t.extra}, nil
+}
+
+type offerConn struct {
+	mcp.Connection
+	extra map[string]json.RawMessage
+}
+
+func (c offerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	msg, err := offerWrite(msg, c.extra)
+	if err != nil {
+		return err
+	}
+	return c.Connection.Write(ctx, msg)
+}
