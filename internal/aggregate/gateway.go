@@ -74,14 +74,14 @@ type Gateway struct {
 	audit    func(CallRecord)
 	icpt     *intercept.Engine
 
-	calls    *inflight // forwarded calls, for routing what servers send back
-	tasks    *taskTable
+	calls *inflight // forwarded calls, for routing what servers send back
+	tasks *taskTable
 	// clientTasks are the tasks agents run for servers (clienttasks.go),
 	// agents what their initialize said that the SDK's types drop.
 	clientTasks *clientTaskTable
 	agents      agentsInfo
-	progress *progressMap
-	subs     *subscriptions
+	progress    *progressMap
+	subs        *subscriptions
 
 	mu   sync.RWMutex
 	open bool

@@ -1,12 +1,13 @@
 package supervisor
 
 import (
-	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // The Go SDK's ClientCapabilities has no member for what newer protocol
@@ -57,30 +58,32 @@ func offerWrite(msg jsonrpc.Message, extra map[string]json.RawMessage) (jsonrpc.
 	return &out, nil
 }
 
-// offerTransport adds capabilities to the initialize request of the
-// connections its inner transport makes.
-type offerTransport struct {
-	inner mcp.Transport
-	extra map[string]json.RawMessage
-}
-
-func (t offerTransport) Connect(ctx context.Context) (mcp.Connection, error) {
-	c, err := t.inner.Connect(ctx)
-	if err != nil {
-		return nil, err
+// offerBody rewrites an HTTP request's body when it is the initialize
+// request (a remote's handshake: the SDK's streamable client talks to its
+// connection through an unexported interface, so the connection cannot be
+// wrapped as a stdio server's is).
+func offerBody(req *http.Request, extra map[string]json.RawMessage) error {
+	if len(extra) == 0 || req.Body == nil {
+		return nil
 	}
-	return offerConn{c, t.extra}, nil
-}
-
-type offerConn struct {
-	mcp.Connection
-	extra map[string]json.RawMessage
-}
-
-func (c offerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
-	msg, err := offerWrite(msg, c.extra)
+	body, err := io.ReadAll(req.Body)
+	req.Body.Close()
 	if err != nil {
 		return err
 	}
-	return c.Connection.Write(ctx, msg)
+	if msg, derr := jsonrpc.DecodeMessage(body); derr == nil {
+		out, err := offerWrite(msg, extra)
+		if err != nil {
+			return err
+		}
+		if out != msg {
+			if body, err = jsonrpc.EncodeMessage(out); err != nil {
+				return err
+			}
+		}
+	}
+	req.Body = io.NopCloser(bytes.NewReader(body))
+	req.ContentLength = int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	return nil
 }

@@ -212,14 +212,14 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 		sess.raw.serve = func(method string) RequestHandler { return f(r.spec.Name, method) }
 	}
 	sess.stream = newStandaloneRelay(sess.raw)
-	sess.rt = &remoteTransport{base: r.base, headers: r.spec.Headers, gone: func(status int) { sess.markBroken(sessionGone(status)) },
+	sess.rt = &remoteTransport{base: r.base, headers: r.spec.Headers, offer: r.opts.OfferCapabilities, gone: func(status int) { sess.markBroken(sessionGone(status)) },
 		stream: sess.stream.handle}
 	client := &http.Client{Transport: sess.rt}
 	sess.raw.client = client
 	tr := &mcp.StreamableClientTransport{Endpoint: r.spec.URL, HTTPClient: client}
 	cctx, cancel := context.WithTimeout(ctx, r.opts.ConnectTimeout)
 	defer cancel()
-	cs, err := r.opts.NewClient(r.spec.Name).Connect(cctx, offerTransport{tr, r.opts.OfferCapabilities}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := r.opts.NewClient(r.spec.Name).Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		sess.stream.close()
 		if ctx.Err() == nil && cctx.Err() != nil {
@@ -421,6 +421,7 @@ const codeRejected = -32005
 type remoteTransport struct {
 	base    http.RoundTripper
 	headers map[string]string
+	offer   map[string]json.RawMessage // added to the initialize request
 	gone    func(status int)
 	// stream, if set, sees each message of the SDK's streams (the
 	// standalone GET stream, the response streams of its requests) before
@@ -554,6 +555,11 @@ func (t *remoteTransport) roundTrip(req *http.Request) (*http.Response, error) {
 		// response byte arrived on a reused connection; without it the call
 		// would fail with a bare "EOF".
 		req.Header["Idempotency-Key"] = nil
+	}
+	if req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
+		if err := offerBody(req, t.offer); err != nil {
+			return nil, err
+		}
 	}
 	resp, err := t.base.RoundTrip(req)
 	if err == nil && req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
