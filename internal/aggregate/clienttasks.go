@@ -476,15 +476,17 @@ func (t *clientTaskTable) add(server, agentID string, ss *mcp.ServerSession, ttl
 	now := t.now()
 	t.sweepLocked(now, false)
 	var early []json.RawMessage
-	kept := t.held[ss][:0]
-	for _, h := range t.held[ss] {
-		if h.agentID == agentID {
-			early = append(early, h.params)
-		} else {
-			kept = append(kept, h)
+	if held := t.held[ss]; len(held) > 0 {
+		kept := held[:0]
+		for _, h := range held {
+			if h.agentID == agentID {
+				early = append(early, h.params)
+			} else {
+				kept = append(kept, h)
+			}
 		}
+		t.held[ss] = kept
 	}
-	t.held[ss] = kept
 	if e, ok := t.byAgent[agentTaskKey{ss, agentID}]; ok && !e.expired(now) {
 		return e.id, early
 	}

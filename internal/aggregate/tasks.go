@@ -65,15 +65,17 @@ func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession, ttl 
 	t.sweepLocked(now)
 	k := taskKey{up.Name(), orig}
 	var early []json.RawMessage
-	kept := t.held[k.server][:0]
-	for _, h := range t.held[k.server] {
-		if h.agentID == orig {
-			early = append(early, h.params)
-		} else {
-			kept = append(kept, h)
+	if held := t.held[k.server]; len(held) > 0 {
+		kept := held[:0]
+		for _, h := range held {
+			if h.agentID == orig {
+				early = append(early, h.params)
+			} else {
+				kept = append(kept, h)
+			}
 		}
+		t.held[k.server] = kept
 	}
-	t.held[k.server] = kept
 	if r, ok := t.byOrig[k]; ok && !r.expired(now) && r.session == ss {
 		return r.id, early
 	}
