@@ -80,7 +80,6 @@ const (
 	readmeTaskIDs    = "documented (Names): task ids are the gateway's own (task-...), so that two servers' ids never collide"
 	readmeRootsTwice = "documented (Shared servers): a server that asks for roots by itself shortly after its start (server-everything: after 350 ms) asks twice when the agent arrives before it asked, once on its own and once told by the gateway"
 	readmeTaskErrors = "documented (Errors of the gateway's own): the error of a task request the server refused names the server"
-	reasonOffered    = "the gateway's upstream initialize does not offer the client-side tasks capability, so the server never registers its -async tools"
 )
 
 // knownOpenDiffs: the documented differences, and those still open. Delete an open entry once the gateway relays
@@ -102,10 +101,6 @@ var knownOpenDiffs = []knownOpenDiff{
 	documented("everything", allModes, "prompts/get unknown prompt|tasks/get unknown", `^\.result\.error\.message$`, readmeUnknown),
 	documented("everything", allModes, "tools/call simulate-research-query \\(task\\)|tasks/.*|notifications/tasks/status", `\.taskId$`, readmeTaskIDs),
 	documented("everything", allModes, "tasks/cancel \\(finished task\\)", `^\.result\.error\.message$`, readmeTaskErrors),
-
-	// server-everything: open.
-	knownOpen("everything", allModes, "tools/list", `^\.result\.tools\[name=(trigger-sampling-request-async|trigger-elicitation-request-async)\]$`, reasonOffered),
-	knownOpen("everything", allModes, "tools/call (trigger-sampling-request-async|trigger-elicitation-request-async)", `^\.(requests|result\.(content|error))$`, reasonOffered),
 }
 
 // runDifferential runs differential.mjs with args and returns what the client received, by step.
