@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -33,14 +34,14 @@ type taskRoute struct {
 // taskTable maps exported task ids to their servers, and back. It is
 // bounded as clientTaskTable is (see maxTasksPerSession).
 type taskTable struct {
-	mu         sync.Mutex
-	now        func() time.Time
-	live       func() map[*mcp.ServerSession]bool // the sessions alive; nil: all
-	seq        uint64
-	byID       map[string]*taskRoute
-	byOrig     map[taskKey]*taskRoute
-	perSession map[*mcp.ServerSession]int
-	nextSweep  time.Time
+	mu        sync.Mutex
+	now       func() time.Time
+	live      func() map[*mcp.ServerSession]bool // the sessions alive; nil: all
+	seq       uint64
+	byID      map[string]*taskRoute
+	byOrig    map[taskKey]*taskRoute
+	bySession map[*mcp.ServerSession][]*taskRoute // each session's, oldest first
+	nextSweep time.Time
 	// waiting counts, per server, the task-augmented calls in flight;
 	// held are the statuses the server sent meanwhile for tasks it has
 	// not answered with yet (at most maxHeldStatuses).
@@ -52,7 +53,7 @@ type taskKey struct{ server, orig string }
 
 func newTaskTable() *taskTable {
 	return &taskTable{now: time.Now, byID: make(map[string]*taskRoute), byOrig: make(map[taskKey]*taskRoute),
-		perSession: make(map[*mcp.ServerSession]int), waiting: make(map[string]int), held: make(map[string][]heldStatus)}
+		bySession: make(map[*mcp.ServerSession][]*taskRoute), waiting: make(map[string]int), held: make(map[string][]heldStatus)}
 }
 
 // export returns the exported id of a server's task made by session ss,
@@ -82,16 +83,8 @@ func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession, ttl 
 	if old := t.byOrig[k]; old != nil {
 		t.deleteLocked(old) // expired, or the server reused an id
 	}
-	if t.perSession[ss] >= maxTasksPerSession {
-		var oldest *taskRoute
-		for _, r := range t.byID {
-			if r.session == ss && (oldest == nil || r.seq < oldest.seq) {
-				oldest = r
-			}
-		}
-		if oldest != nil {
-			t.deleteLocked(oldest)
-		}
+	if q := t.bySession[ss]; len(q) >= maxTasksPerSession {
+		t.deleteLocked(q[0])
 	}
 	t.seq++
 	r := &taskRoute{taskLife: taskLife{session: ss, seq: t.seq}, up: up, orig: orig, id: "task-" + randomHex(12)}
@@ -100,7 +93,7 @@ func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession, ttl 
 	}
 	t.byID[r.id] = r
 	t.byOrig[k] = r
-	t.perSession[ss]++
+	t.bySession[ss] = append(t.bySession[ss], r)
 	return r.id, early
 }
 
@@ -109,8 +102,14 @@ func (t *taskTable) deleteLocked(r *taskRoute) {
 	if k := (taskKey{r.up.Name(), r.orig}); t.byOrig[k] == r {
 		delete(t.byOrig, k)
 	}
-	if t.perSession[r.session]--; t.perSession[r.session] <= 0 {
-		delete(t.perSession, r.session)
+	q := t.bySession[r.session]
+	if i := slices.Index(q, r); i >= 0 {
+		q = slices.Delete(q, i, i+1)
+	}
+	if len(q) == 0 {
+		delete(t.bySession, r.session)
+	} else {
+		t.bySession[r.session] = q
 	}
 }
 

@@ -48,14 +48,14 @@ type agentTaskKey struct {
 
 // clientTaskTable maps the tasks agents run for servers both ways.
 type clientTaskTable struct {
-	mu         sync.Mutex
-	now        func() time.Time
-	live       func() map[*mcp.ServerSession]bool // the sessions alive; nil: all
-	seq        uint64
-	byServer   map[taskKey]*clientTask
-	byAgent    map[agentTaskKey]*clientTask
-	perSession map[*mcp.ServerSession]int
-	nextSweep  time.Time
+	mu        sync.Mutex
+	now       func() time.Time
+	live      func() map[*mcp.ServerSession]bool // the sessions alive; nil: all
+	seq       uint64
+	byServer  map[taskKey]*clientTask
+	byAgent   map[agentTaskKey]*clientTask
+	bySession map[*mcp.ServerSession][]*clientTask // each session's, oldest first
+	nextSweep time.Time
 	// waiting counts, per session, the task-augmented requests sent to it
 	// and not answered yet; held are the statuses it sent meanwhile for
 	// tasks it has not answered with (at most maxHeldStatuses).
@@ -73,8 +73,8 @@ const maxHeldStatuses = 16
 func newClientTaskTable(live func() map[*mcp.ServerSession]bool) *clientTaskTable {
 	return &clientTaskTable{now: time.Now, live: live,
 		byServer: make(map[taskKey]*clientTask), byAgent: make(map[agentTaskKey]*clientTask),
-		perSession: make(map[*mcp.ServerSession]int),
-		waiting:    make(map[*mcp.ServerSession]int), held: make(map[*mcp.ServerSession][]heldStatus)}
+		bySession: make(map[*mcp.ServerSession][]*clientTask),
+		waiting:   make(map[*mcp.ServerSession]int), held: make(map[*mcp.ServerSession][]heldStatus)}
 }
 
 // expect records a task-augmented request sent to ss; the returned func
@@ -130,16 +130,8 @@ func (t *clientTaskTable) add(server, agentID string, ss *mcp.ServerSession, ttl
 	if e, ok := t.byServer[taskKey{server, id}]; ok && !e.expired(now) {
 		id = "mcp-gateway-task-" + randomHex(12)
 	}
-	if t.perSession[ss] >= maxTasksPerSession {
-		var oldest *clientTask
-		for k, e := range t.byAgent {
-			if k.ss == ss && (oldest == nil || e.seq < oldest.seq) {
-				oldest = e
-			}
-		}
-		if oldest != nil {
-			t.deleteLocked(oldest)
-		}
+	if q := t.bySession[ss]; len(q) >= maxTasksPerSession {
+		t.deleteLocked(q[0])
 	}
 	t.seq++
 	e := &clientTask{taskLife: taskLife{session: ss, seq: t.seq}, server: server, id: id, agentID: agentID}
@@ -154,7 +146,7 @@ func (t *clientTaskTable) add(server, agentID string, ss *mcp.ServerSession, ttl
 	}
 	t.byServer[taskKey{server, id}] = e
 	t.byAgent[agentTaskKey{ss, agentID}] = e
-	t.perSession[ss]++
+	t.bySession[ss] = append(t.bySession[ss], e)
 	return id, early
 }
 
@@ -165,8 +157,14 @@ func (t *clientTaskTable) deleteLocked(e *clientTask) {
 	if t.byAgent[agentTaskKey{e.session, e.agentID}] == e {
 		delete(t.byAgent, agentTaskKey{e.session, e.agentID})
 	}
-	if t.perSession[e.session]--; t.perSession[e.session] <= 0 {
-		delete(t.perSession, e.session)
+	q := t.bySession[e.session]
+	if i := slices.Index(q, e); i >= 0 {
+		q = slices.Delete(q, i, i+1)
+	}
+	if len(q) == 0 {
+		delete(t.bySession, e.session)
+	} else {
+		t.bySession[e.session] = q
 	}
 }
 

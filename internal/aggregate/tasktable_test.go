@@ -3,6 +3,7 @@ package aggregate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func TestTaskTableBounds(t *testing.T) {
 	if _, ok := tt.lookup(ids[len(ids)-1]); !ok {
 		t.Error("the newest task was dropped")
 	}
-	if n := tt.perSession[b]; n != maxTasksPerSession {
+	if n := len(tt.bySession[b]); n != maxTasksPerSession {
 		t.Errorf("session holds %d tasks, want the cap %d", n, maxTasksPerSession)
 	}
 }
@@ -174,8 +175,8 @@ func TestClientTaskTable(t *testing.T) {
 	for i := range maxTasksPerSession + 1 {
 		tt.add("s", "cap-"+strconv.Itoa(i), b, 0)
 	}
-	if _, ok := tt.byAgentID(b, "cap-0"); ok || tt.perSession[b] != maxTasksPerSession {
-		t.Errorf("past the cap: %d tasks of b, cap-0 kept %v", tt.perSession[b], ok)
+	if _, ok := tt.byAgentID(b, "cap-0"); ok || len(tt.bySession[b]) != maxTasksPerSession {
+		t.Errorf("past the cap: %d tasks of b, cap-0 kept %v", len(tt.bySession[b]), ok)
 	}
 	// Ended sessions go at the next sweep.
 	tt.live = liveOf(b)
@@ -183,5 +184,26 @@ func TestClientTaskTable(t *testing.T) {
 	tt.add("s", "late", b, 0)
 	if _, ok := tt.byAgentID(a, "9"); ok {
 		t.Error("a task of an ended session stays after a sweep")
+	}
+}
+
+// BenchmarkTaskTableAtCap: a server task made by a session at the cap,
+// with 16 other sessions at the cap too (the oldest of its own goes).
+func BenchmarkTaskTableAtCap(b *testing.B) {
+	tt := newTaskTable()
+	up := namedUpstream("s")
+	var sessions []*mcp.ServerSession
+	for range 17 {
+		ss := &mcp.ServerSession{}
+		sessions = append(sessions, ss)
+		for i := range maxTasksPerSession {
+			tt.export(up, fmt.Sprintf("%p-%d", ss, i), ss, 0)
+		}
+	}
+	tt.live = liveOf(sessions...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		tt.export(up, "n-"+strconv.Itoa(i), sessions[0], time.Minute)
 	}
 }
