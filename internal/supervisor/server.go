@@ -70,7 +70,7 @@ type Options struct {
 	// messages here so that they reach the agent before the call's result.
 	Intercept func(server string, n *jsonrpc.Request) bool
 	// ServeRequest, if set, is asked for each request a server sends the
-	// gateway (sampling, elicitation, roots) and returns its handler, or
+	// gateway (sampling, elicitation, roots, tasks/*) and returns its handler, or
 	// nil to leave the method to the SDK client (ping). Handlers get the
 	// params and give the result as raw JSON, so that they are relayed as
 	// the server and the agent wrote them.
