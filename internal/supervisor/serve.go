@@ -15,7 +15,7 @@ import (
 // it is; any other error as an internal error with its message.
 type RequestHandler = func(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 
-// served answers requests a server sends (sampling, elicitation, roots)
+// served answers requests a server sends (sampling, elicitation, roots, tasks/*)
 // past the SDK's client session, so their params and results are relayed
 // as bytes; see Options.ServeRequest. A notifications/cancelled from the
 // server for one of them cancels its handler.
