@@ -327,7 +327,29 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.R
 	if p == nil || p.Ref == nil {
 		return nil, invalidParams("missing ref")
 	}
-	ref := *p.Ref
+	up, ref, reroute := g.completionRoute(*p.Ref)
+	if up == nil {
+		return nil, invalidParams("unknown completion reference %s %q", ref.Type, ref.Name+ref.URI)
+	}
+	call, done := g.calls.begin(ctx, req.Session, up.Name())
+	defer done()
+	res, sent, err := g.forwardAgentParams(ctx, up, call, "completion/complete", rawParams(req), reroute)
+	if !sent {
+		params := &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context}
+		res, err = forward(ctx, up, "completion/complete", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+			return cs.Complete(ctx, params)
+		})
+	}
+	if err != nil {
+		return nil, serverError(up.Name(), err)
+	}
+	return res, nil
+}
+
+// completionRoute returns the server a completion reference routes to (nil:
+// none), the reference as that server knows it, and the rewrite of raw
+// params that puts it in "ref".
+func (g *Gateway) completionRoute(ref mcp.CompleteReference) (Upstream, mcp.CompleteReference, func(json.RawMessage) (json.RawMessage, error)) {
 	var up Upstream
 	g.mu.RLock()
 	switch ref.Type {
@@ -349,27 +371,12 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.R
 		}
 	}
 	g.mu.RUnlock()
-	if up == nil {
-		return nil, invalidParams("unknown completion reference %s %q", ref.Type, ref.Name+ref.URI)
-	}
 	// Set even when unchanged: see callToolAgentParams.
 	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setRef(b, "name", ref.Name) }
 	if ref.Type == "ref/resource" {
 		reroute = func(b json.RawMessage) (json.RawMessage, error) { return setRef(b, "uri", ref.URI) }
 	}
-	call, done := g.calls.begin(ctx, req.Session, up.Name())
-	defer done()
-	res, sent, err := g.forwardAgentParams(ctx, up, call, "completion/complete", rawParams(req), reroute)
-	if !sent {
-		params := &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context}
-		res, err = forward(ctx, up, "completion/complete", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
-			return cs.Complete(ctx, params)
-		})
-	}
-	if err != nil {
-		return nil, serverError(up.Name(), err)
-	}
-	return res, nil
+	return up, ref, reroute
 }
 
 // contentsAs returns a resources/read result with each content's uri that

@@ -20,9 +20,11 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 )
 
-// The fast path answers the two requests an agent makes most, tools/list and
-// tools/call, outside the SDK's session machinery, as plain JSON responses
-// (streamable HTTP lets a server answer a POST with application/json). The
+// The fast path answers tools/list and the requests the gateway forwards to
+// one server (tools/call, prompts/get, resources/read, completion/complete:
+// aggregate.ForwardsRaw) outside the SDK's session machinery, as plain JSON
+// responses (streamable HTTP lets a server answer a POST with
+// application/json). The
 // SDK path decodes a request into Go types, runs it through its handlers,
 // encodes the result and frames it as an SSE stream; for a forwarded call
 // that is done again on the upstream side. Here a call's result goes from the
@@ -73,9 +75,9 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	case "notifications/tasks/status":
 		return f.taskStatus(w, r, sid, msg)
-	case "tools/list", "tools/call":
+	case "tools/list":
 	default:
-		if !task {
+		if !task && !aggregate.ForwardsRaw(msg.Method) {
 			return false
 		}
 	}
@@ -118,7 +120,8 @@ func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
 	return true
 }
 
-// call forwards a tools/call as raw JSON (aggregate.CallToolRaw). The call
+// call forwards a tools/call, prompts/get, resources/read or
+// completion/complete as raw JSON (aggregate.RequestRaw). The call
 // lives as long as the HTTP request, and notifications/cancelled for its id
 // ends it early, upstream too, and without an answer (cancel.go).
 //
@@ -159,9 +162,9 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 		// Progress and log messages of the call go on this response,
 		// which becomes an SSE stream at the first one.
 		stream = &eventStream{w: w}
-		res, err = f.e.agg.CallToolStream(ctx, ss, msg.Params, hasStream, stream.send, f.asker(sid, stream), &stream.needed)
+		res, err = f.e.agg.RequestStream(ctx, ss, msg.Method, msg.Params, hasStream, stream.send, f.asker(sid, stream), &stream.needed)
 	default:
-		res, err = f.e.agg.CallToolRaw(ctx, ss, msg.Params, hasStream)
+		res, err = f.e.agg.RequestRaw(ctx, ss, msg.Method, msg.Params, hasStream)
 	}
 	if stream != nil && stream.close() {
 		if n := stream.droppedCount(); n > 0 {

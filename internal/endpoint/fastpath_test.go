@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
@@ -590,5 +591,57 @@ func TestToolsListFastPath(t *testing.T) {
 	gone := &rawSession{t: t, url: s.url, token: s.token, id: "no-such-session", client: s.client}
 	if status, _, _ := gone.post(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`); status != http.StatusNotFound {
 		t.Errorf("tools/list on an unknown session: %d, want 404", status)
+	}
+}
+
+// TestFastPathForwardedRequests: prompts/get, resources/read and
+// completion/complete take the fast path as tools/call does (plain JSON
+// answers, outside the SDK's session), routed as on the SDK path (a renamed
+// prompt, a rewritten URI, completion's ref), and answered with the
+// server's result bytes: the fixture answers these with exact JSON its Go
+// SDK types would change, and a rewritten URI in contents is mapped back
+// with every other byte kept. What nothing routes to is left to the SDK,
+// which owns that error.
+func TestFastPathForwardedRequests(t *testing.T) {
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), io.Discard,
+		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true}),
+		fixtureSpec("b", fixture.Options{Name: "b", Verbatim: true}))
+	s := newRawSession(t, url, token)
+	// Until every server's prompts are named, these wait on the SDK's path.
+	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+		t.Fatalf("prompts/list: %d %+v", status, r)
+	}
+	rewritten := aggregate.RewritePrefix + "b/" + fixture.VerbatimResource
+	for i, c := range []struct{ method, params, result string }{
+		{"prompts/get", `{"name":"verbatim"}`, fixture.VerbatimGetPromptJSON},
+		{"prompts/get", `{"name":"b_verbatim","arguments":{"topic":"x"}}`, fixture.VerbatimGetPromptJSON},
+		{"resources/read", `{"uri":"` + fixture.VerbatimResource + `"}`, fixture.VerbatimReadJSON},
+		{"resources/read", `{"uri":"` + rewritten + `"}`, strings.Replace(fixture.VerbatimReadJSON, `"uri":"`+fixture.VerbatimResource, `"uri":"`+rewritten, 1)},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"b_greet"},"argument":{"name":"name","value":"a"}}`, fixture.VerbatimCompletionJSON},
+		{"completion/complete", `{"ref":{"type":"ref/resource","uri":"` + rewritten + `"},"argument":{"name":"x","value":"a"}}`, fixture.VerbatimCompletionJSON},
+		// A progress token, with no progress coming: still plain JSON.
+		{"prompts/get", `{"name":"b_verbatim","_meta":{"progressToken":"p"}}`, fixture.VerbatimGetPromptJSON},
+	} {
+		status, h, events := s.postEvents(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, i, c.method, c.params))
+		if ct := h.Get("Content-Type"); status != http.StatusOK || ct != "application/json" {
+			t.Errorf("%s %s: status %d, Content-Type %q, want the fast path's plain JSON", c.method, c.params, status, ct)
+		}
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%s}`, i, c.result)
+		if len(events) != 1 || events[0] != want {
+			t.Errorf("%s %s: answered\n%q\nwant the server's bytes\n%s", c.method, c.params, events, want)
+		}
+	}
+	for i, c := range []struct{ method, params string }{
+		{"prompts/get", `{"name":"no_such_prompt"}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"no_such_prompt"},"argument":{"name":"n","value":"v"}}`},
+		{"prompts/get", `{"name":"greet","arguments":{"name":1}}`}, // arguments the SDK cannot decode
+	} {
+		status, h, replies := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, 100+i, c.method, c.params))
+		if ct := h.Get("Content-Type"); status != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+			t.Errorf("%s %s: status %d, Content-Type %q, want the SDK's SSE answer", c.method, c.params, status, ct)
+		}
+		if len(replies) != 1 || replies[0].Error == nil || replies[0].Error.Code != -32602 {
+			t.Errorf("%s %s: %+v, want the SDK's invalid params error", c.method, c.params, replies)
+		}
 	}
 }

@@ -18,9 +18,10 @@ import (
 // gatewayToken is how a progress token the gateway minted looks.
 var gatewayToken = regexp.MustCompile(`"mcp-gateway-\d+"`)
 
-// TestSDKPathForwardsParamsAsSent: the requests the SDK server handles
-// (prompts/get, resources/read, completion/complete, resources/subscribe
-// and unsubscribe, and tools/call off the fast path) reach the server with
+// TestForwardsParamsAsSent: the requests the gateway forwards (prompts/get,
+// resources/read, completion/complete on the fast path; resources/subscribe
+// and unsubscribe, and tools/call off the fast path, on the SDK's) reach
+// the server with
 // the params the agent sent, byte for byte: members the SDK's types do not
 // know stay, and so does every member's order. Only what routing needs
 // changes: a renamed prompt's or tool's name, a rewritten URI, and the
@@ -28,7 +29,7 @@ var gatewayToken = regexp.MustCompile(`"mcp-gateway-\d+"`)
 // publish the same names make the second one's renamed (b_...) and its
 // resource rewritten (mcp-gateway://b/...); each records the params it read
 // off its stdin (fixture.ParamsSeenTool).
-func TestSDKPathForwardsParamsAsSent(t *testing.T) {
+func TestForwardsParamsAsSent(t *testing.T) {
 	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), io.Discard,
 		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true}),
 		fixtureSpec("b", fixture.Options{Name: "b", Verbatim: true}))
@@ -36,31 +37,35 @@ func TestSDKPathForwardsParamsAsSent(t *testing.T) {
 	shared := aggregate.RewritePrefix + "b/" + fixture.SharedResourceURI
 	cases := []struct {
 		method, sent, want string
+		fast               bool // answered on the fast path (plain JSON)
 	}{
 		{"prompts/get",
 			`{"zeta":[3,1],"name":"b_greet","arguments":{"name":"x"},"_meta":{"z":1,"progressToken":"p-1"},"alpha":{"b":1,"a":2}}`,
-			`{"zeta":[3,1],"name":"greet","arguments":{"name":"x"},"_meta":{"z":1,"progressToken":<token>},"alpha":{"b":1,"a":2}}`},
+			`{"zeta":[3,1],"name":"greet","arguments":{"name":"x"},"_meta":{"z":1,"progressToken":<token>},"alpha":{"b":1,"a":2}}`, true},
 		{"resources/read",
 			`{"uri":"` + shared + `","x-extra":{"b":true,"a":null}}`,
-			`{"uri":"` + fixture.SharedResourceURI + `","x-extra":{"b":true,"a":null}}`},
+			`{"uri":"` + fixture.SharedResourceURI + `","x-extra":{"b":true,"a":null}}`, true},
 		{"completion/complete",
 			`{"ref":{"type":"ref/prompt","z":0,"name":"b_greet"},"argument":{"value":"a","name":"name"},"unknown":0}`,
-			`{"ref":{"type":"ref/prompt","z":0,"name":"greet"},"argument":{"value":"a","name":"name"},"unknown":0}`},
+			`{"ref":{"type":"ref/prompt","z":0,"name":"greet"},"argument":{"value":"a","name":"name"},"unknown":0}`, true},
 		{"resources/subscribe",
 			`{"uri":"` + shared + `","extra":"kept"}`,
-			`{"uri":"` + fixture.SharedResourceURI + `","extra":"kept"}`},
+			`{"uri":"` + fixture.SharedResourceURI + `","extra":"kept"}`, false},
 		{"resources/unsubscribe",
 			`{"extra":"first","uri":"` + shared + `"}`,
-			`{"extra":"first","uri":"` + fixture.SharedResourceURI + `"}`},
+			`{"extra":"first","uri":"` + fixture.SharedResourceURI + `"}`, false},
 		// A progress token of null: the fast path leaves the call to the SDK's.
 		{"tools/call",
 			`{"_meta":{"progressToken":null,"z":true},"name":"b_echo","arguments":{"text":"hi"},"extra":[1]}`,
-			`{"_meta":{"progressToken":null,"z":true},"name":"echo","arguments":{"text":"hi"},"extra":[1]}`},
+			`{"_meta":{"progressToken":null,"z":true},"name":"echo","arguments":{"text":"hi"},"extra":[1]}`, false},
 	}
 	for i, c := range cases {
-		status, _, replies := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, 100+i, c.method, c.sent))
+		status, h, replies := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, 100+i, c.method, c.sent))
 		if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil {
 			t.Fatalf("%s: %d %+v", c.method, status, replies)
+		}
+		if fast := h.Get("Content-Type") == "application/json"; fast != c.fast {
+			t.Errorf("%s: Content-Type %q, want the fast path: %v", c.method, h.Get("Content-Type"), c.fast)
 		}
 		seen := paramsSeen(t, s, "b_"+fixture.ParamsSeenTool, c.method)
 		if len(seen) == 0 {
