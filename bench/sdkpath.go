@@ -8,23 +8,26 @@ import (
 	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
 // sdkPathSessions is the concurrency of the paths rows, as of the CPU
 // target.
 const sdkPathSessions = 8
 
-// pathRuns measures the gateway's CPU per forwarded call on each of its
+// pathRuns measures the gateway's CPU per forwarded request on each of its
 // paths, at 8 sessions against one server: the fast path (a plain call,
 // served on the HTTP lane); a call with a progress token (the fast path
 // too, but off the lane: the lane cannot stream, so each such call goes
 // back to net/http); a call from a client that offers sampling (the fast
 // path off the lane: the server could ask the agent something on the
-// call's stream); and the SDK path (prompts/get, which the Go SDK's server
-// session answers: decoded into its types, through its handlers, the
-// result framed as SSE; the fast path leaves it only tools/call it cannot
-// read as the SDK would, such as a null progress token). All relay the
-// server's result bytes.
+// call's stream); prompts/get, resources/read and completion/complete,
+// which take the fast path as calls do; and the SDK path: a tools/call with
+// a null progress token, which the fast path leaves to the Go SDK's server
+// session (decoded into its types, through its handlers, the result framed
+// as SSE). All relay the server's result bytes. A second server, with
+// completions, answers completion/complete only.
 func (b *bench) pathRuns(ctx context.Context) error {
 	b.logf("launching a gateway with 1 server for the paths rows")
 	var env []string
@@ -36,7 +39,12 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		}
 		env = append(env, "MCP_GATEWAY_CPUPROFILE="+f)
 	}
-	bx, _, err := b.launch(ctx, "paths", fixtureServers(1, plainServer), env...)
+	servers := fixtureServers(2, func(i int) fixture.Options {
+		o := plainServer(i)
+		o.Verbatim = i == 1 // completions
+		return o
+	})
+	bx, _, err := b.launch(ctx, "paths", servers, env...)
 	if err != nil {
 		return err
 	}
@@ -85,6 +93,47 @@ func (b *bench) pathRuns(ctx context.Context) error {
 			return nil
 		}
 	}
+	resourceRead := func(cs *mcp.ClientSession) call {
+		uri := fixture.ResourceURI(directServerName)
+		return func(ctx context.Context) error {
+			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				return fmt.Errorf("resources/read %s: %w", uri, err)
+			}
+			if len(res.Contents) != 1 || res.Contents[0].URI != uri {
+				return fmt.Errorf("resources/read %s: contents %v", uri, res.Contents)
+			}
+			return nil
+		}
+	}
+	complete := func(cs *mcp.ClientSession) call {
+		return func(ctx context.Context) error {
+			res, err := cs.Complete(ctx, &mcp.CompleteParams{
+				Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: fixture.VerbatimPrompt},
+				Argument: mcp.CompleteParamsArgument{Name: "topic", Value: "a"},
+			})
+			if err != nil {
+				return fmt.Errorf("completion/complete: %w", err)
+			}
+			if len(res.Completion.Values) == 0 {
+				return fmt.Errorf("completion/complete: no values")
+			}
+			return nil
+		}
+	}
+	// A null progress token: the SDK's path (the fast path leaves a call
+	// whose token it cannot map to the SDK).
+	nullTokenCall := func(cs *mcp.ClientSession) call {
+		const text = "the quick brown fox jumps over the lazy dog"
+		args := map[string]any{"text": text}
+		return func(ctx context.Context) error {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: directEchoTool, Arguments: args, Meta: mcp.Meta{"progressToken": nil}})
+			if err != nil {
+				return fmt.Errorf("call %s: %w", directEchoTool, err)
+			}
+			return expectText(res, directEchoTool, text)
+		}
+	}
 	for _, path := range []struct {
 		name     string
 		call     func(*mcp.ClientSession) call
@@ -93,7 +142,10 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		{"fast path (plain call)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, css},
 		{"call with a progress token", progressCall, css},
 		{"call from a client that offers sampling", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, sampling},
-		{"SDK path (prompts/get)", promptGet, css},
+		{"prompts/get", promptGet, css},
+		{"resources/read", resourceRead, css},
+		{"completion/complete", complete, css},
+		{"SDK path (tools/call with a null progress token)", nullTokenCall, css},
 	} {
 		workers := make([]call, len(path.sessions))
 		for i, cs := range path.sessions {
