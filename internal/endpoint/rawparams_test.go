@@ -34,6 +34,11 @@ func TestForwardsParamsAsSent(t *testing.T) {
 		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true}),
 		fixtureSpec("b", fixture.Options{Name: "b", Verbatim: true}))
 	s := newRawSession(t, url, token)
+	// Until every server's prompts are named, requests about them wait on
+	// the SDK's path.
+	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+		t.Fatalf("prompts/list: %d %+v", status, r)
+	}
 	shared := aggregate.RewritePrefix + "b/" + fixture.SharedResourceURI
 	cases := []struct {
 		method, sent, want string
