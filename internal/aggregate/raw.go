@@ -58,12 +58,18 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 // the caller may keep such a client's connection where it can stream.
 func (g *Gateway) CallToolStream(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify, ask Ask, needed *bool) (json.RawMessage, error) {
 	if needed != nil {
-		g.mu.RLock()
-		_, logs := g.levels[ss]
-		g.mu.RUnlock()
-		*needed = logs || hasProgressToken(params) || !g.rawEligible(ss, hasStream, false)
+		*needed = g.mayStream(ss, params, hasStream)
 	}
 	return g.callToolRaw(ctx, ss, params, hasStream, notify, ask)
+}
+
+// mayStream reports whether a request of session ss with params could send
+// the agent anything on its stream (see CallToolStream's needed).
+func (g *Gateway) mayStream(ss *mcp.ServerSession, params json.RawMessage, hasStream bool) bool {
+	g.mu.RLock()
+	_, logs := g.levels[ss]
+	g.mu.RUnlock()
+	return logs || hasProgressToken(params) || !g.rawEligible(ss, hasStream, false)
 }
 
 // hasProgressToken is a quick look for a progress token in params; the

@@ -45,10 +45,7 @@ func (g *Gateway) RequestStream(ctx context.Context, ss *mcp.ServerSession, meth
 		return g.CallToolStream(ctx, ss, params, hasStream, notify, ask, needed)
 	}
 	if needed != nil {
-		g.mu.RLock()
-		_, logs := g.levels[ss]
-		g.mu.RUnlock()
-		*needed = logs || hasProgressToken(params) || !g.rawEligible(ss, hasStream, false)
+		*needed = g.mayStream(ss, params, hasStream)
 	}
 	return g.requestRaw(ctx, ss, method, params, hasStream, notify, ask)
 }

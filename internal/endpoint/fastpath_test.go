@@ -645,3 +645,47 @@ func TestFastPathForwardedRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestFastPathForwardedRequestProgressAndCancel: a prompts/get on the fast
+// path (it is among the fast path's calls in flight) relays the server's
+// progress on its own response, an SSE stream, with the caller's token, and
+// notifications/cancelled ends it without an answer, upstream too.
+func TestFastPathForwardedRequestProgressAndCancel(t *testing.T) {
+	logs := &syncBuffer{}
+	url, token, e := inProcessGatewayOf(t, testSettings(t, 16), logs,
+		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true}),
+		fixtureSpec("b", fixture.Options{Name: "b", Verbatim: true}))
+	s := newRawSession(t, url, token)
+	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+		t.Fatalf("prompts/list: %d %+v", status, r)
+	}
+	type answer struct {
+		h      http.Header
+		events []string
+	}
+	done := make(chan answer, 1)
+	go func() {
+		_, h, events := s.postEvents(`{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{"name":"b_verbatim","arguments":{"wait":"1"},"_meta":{"progressToken":"pt"}}}`)
+		done <- answer{h, events}
+	}()
+	waitFor(t, 30*time.Second, "the prompt to wait", func() bool { return strings.Contains(logs.String(), "prompt waiting") })
+	e.fast.mu.Lock()
+	_, fast := e.fast.calls[fastCallKey{s.id, "9"}]
+	e.fast.mu.Unlock()
+	if !fast {
+		t.Fatal("the prompts/get is not among the fast path's calls")
+	}
+	if status, _, _ := s.post(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"test"}}`); status != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled: status %d", status)
+	}
+	select {
+	case a := <-done:
+		want := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"pt","message":"waiting","progress":1}}`
+		if ct := a.h.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || len(a.events) != 1 || a.events[0] != want {
+			t.Errorf("cancelled prompts/get: Content-Type %q, events %q, want only the progress\n%s", ct, a.events, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cancelled prompts/get did not end")
+	}
+	waitFor(t, 10*time.Second, "the server to see the cancellation", func() bool { return strings.Contains(logs.String(), "prompt cancelled") })
+}
