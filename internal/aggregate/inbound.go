@@ -97,6 +97,9 @@ func (g *Gateway) agentParams(raw json.RawMessage, c *call, set func(json.RawMes
 		}
 	}
 	release = func() {}
+	if !hasProgressToken(raw) {
+		return params, release, nil // no token, nor a key written with escapes
+	}
 	var p struct {
 		Meta json.RawMessage `json:"_meta"`
 	}
