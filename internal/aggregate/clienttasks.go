@@ -191,15 +191,13 @@ func ttlOf(ms *float64) time.Duration {
 // answer, while the session has task requests pending; any other status
 // for an unknown task is dropped.
 func (g *Gateway) AgentTaskStatus(ss *mcp.ServerSession, params json.RawMessage) {
-	var p struct {
-		TaskID string `json:"taskId"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+	taskID := taskIDOf(params)
+	if taskID == "" {
 		return
 	}
-	t, ok := g.clientTasks.byAgentID(ss, p.TaskID)
+	t, ok := g.clientTasks.byAgentID(ss, taskID)
 	if !ok {
-		g.clientTasks.hold(ss, p.TaskID, params)
+		g.clientTasks.hold(ss, taskID, params)
 		return
 	}
 	g.statusUp(t.server, t.agentID, t.id, params)
@@ -241,15 +239,13 @@ type RawNotifier interface {
 // clientTaskRequest answers a server's tasks/get, tasks/result or
 // tasks/cancel for a task an agent runs: it goes to that agent's session.
 func (g *Gateway) clientTaskRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	var p struct {
-		TaskID string `json:"taskId"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+	taskID := taskIDOf(params)
+	if taskID == "" {
 		return nil, invalidParams("%s: missing taskId", method)
 	}
-	t, ok := g.clientTasks.byServerID(server, p.TaskID)
+	t, ok := g.clientTasks.byServerID(server, taskID)
 	if !ok {
-		return nil, invalidParams("mcp-gateway: unknown task %q", p.TaskID)
+		return nil, invalidParams("mcp-gateway: unknown task %q", taskID)
 	}
 	if method == "tasks/cancel" && !g.agentTasks(t.session).cancel {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcp-gateway: the agent's client does not support tasks/cancel"}
@@ -326,13 +322,11 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 				only = nil
 			}
 			for _, b := range tasks {
-				var tk struct {
-					TaskID string `json:"taskId"`
-				}
-				if json.Unmarshal(b, &tk) != nil {
+				taskID := taskIDOf(b)
+				if taskID == "" {
 					continue
 				}
-				t, ok := g.clientTasks.byAgentID(ss, tk.TaskID)
+				t, ok := g.clientTasks.byAgentID(ss, taskID)
 				if !ok || t.server != server {
 					continue // another server's, or not one a server made through the gateway
 				}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -40,7 +39,7 @@ type taskTable struct {
 	seq       uint64
 	byID      map[string]*taskRoute
 	byOrig    map[taskKey]*taskRoute
-	bySession map[*mcp.ServerSession][]*taskRoute // each session's, oldest first
+	bySession sessionTasks[*taskRoute]
 	nextSweep time.Time
 	// waiting counts, per server, the task-augmented calls in flight;
 	// held are the statuses the server sent meanwhile for tasks it has
@@ -53,7 +52,7 @@ type taskKey struct{ server, orig string }
 
 func newTaskTable() *taskTable {
 	return &taskTable{now: time.Now, byID: make(map[string]*taskRoute), byOrig: make(map[taskKey]*taskRoute),
-		bySession: make(map[*mcp.ServerSession][]*taskRoute), waiting: make(map[string]int), held: make(map[string][]heldStatus)}
+		bySession: make(sessionTasks[*taskRoute]), waiting: make(map[string]int), held: make(map[string][]heldStatus)}
 }
 
 // export returns the exported id of a server's task made by session ss,
@@ -67,15 +66,7 @@ func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession, ttl 
 	k := taskKey{up.Name(), orig}
 	var early []json.RawMessage
 	if held := t.held[k.server]; len(held) > 0 {
-		kept := held[:0]
-		for _, h := range held {
-			if h.agentID == orig {
-				early = append(early, h.params)
-			} else {
-				kept = append(kept, h)
-			}
-		}
-		t.held[k.server] = kept
+		t.held[k.server], early = takeHeld(held, orig)
 	}
 	if r, ok := t.byOrig[k]; ok && !r.expired(now) && r.session == ss {
 		return r.id, early
@@ -83,8 +74,8 @@ func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession, ttl 
 	if old := t.byOrig[k]; old != nil {
 		t.deleteLocked(old) // expired, or the server reused an id
 	}
-	if q := t.bySession[ss]; len(q) >= maxTasksPerSession {
-		t.deleteLocked(q[0])
+	if oldest, full := t.bySession.oldestIfFull(ss); full {
+		t.deleteLocked(oldest)
 	}
 	t.seq++
 	r := &taskRoute{taskLife: taskLife{session: ss, seq: t.seq}, up: up, orig: orig, id: "task-" + randomHex(12)}
@@ -93,7 +84,7 @@ func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession, ttl 
 	}
 	t.byID[r.id] = r
 	t.byOrig[k] = r
-	t.bySession[ss] = append(t.bySession[ss], r)
+	t.bySession.add(r)
 	return r.id, early
 }
 
@@ -102,15 +93,7 @@ func (t *taskTable) deleteLocked(r *taskRoute) {
 	if k := (taskKey{r.up.Name(), r.orig}); t.byOrig[k] == r {
 		delete(t.byOrig, k)
 	}
-	q := t.bySession[r.session]
-	if i := slices.Index(q, r); i >= 0 {
-		q = slices.Delete(q, i, i+1)
-	}
-	if len(q) == 0 {
-		delete(t.bySession, r.session)
-	} else {
-		t.bySession[r.session] = q
-	}
+	t.bySession.remove(r)
 }
 
 // sweepLocked drops expired tasks and those of sessions that are gone, at
@@ -120,14 +103,8 @@ func (t *taskTable) sweepLocked(now time.Time) {
 		return
 	}
 	t.nextSweep = now.Add(taskSweepEvery)
-	var live map[*mcp.ServerSession]bool
-	if t.live != nil && len(t.byID) > 0 {
-		live = t.live()
-	}
-	for _, r := range t.byID {
-		if (live != nil && !live[r.session]) || r.expired(now) {
-			t.deleteLocked(r)
-		}
+	for _, r := range t.bySession.stale(now, t.live) {
+		t.deleteLocked(r)
 	}
 }
 
@@ -220,15 +197,13 @@ func (g *Gateway) Task(ctx context.Context, ss *mcp.ServerSession, method string
 	if method == "tasks/list" {
 		return g.listTasks(ctx, ss)
 	}
-	var p struct {
-		TaskID string `json:"taskId"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil || p.TaskID == "" {
+	taskID := taskIDOf(params)
+	if taskID == "" {
 		return nil, invalidParams("%s: missing taskId", method)
 	}
-	r, ok := g.tasks.lookup(p.TaskID)
+	r, ok := g.tasks.lookup(taskID)
 	if !ok || r.session != ss {
-		return nil, invalidParams("unknown task %q", p.TaskID)
+		return nil, invalidParams("unknown task %q", taskID)
 	}
 	out, err := setString(params, "taskId", r.orig)
 	if err != nil {
@@ -245,9 +220,9 @@ func (g *Gateway) Task(ctx context.Context, ss *mcp.ServerSession, method string
 	}
 	switch method {
 	case "tasks/get", "tasks/cancel": // a Task
-		return setString(res, "taskId", p.TaskID)
+		return setString(res, "taskId", taskID)
 	case "tasks/result": // the request's result, which names its task in _meta
-		return g.relatedTask(res, server, p.TaskID), nil
+		return g.relatedTask(res, server, taskID), nil
 	}
 	return res, nil
 }
@@ -372,13 +347,11 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 			continue
 		}
 		for _, b := range tasks {
-			var t struct {
-				TaskID string `json:"taskId"`
-			}
-			if json.Unmarshal(b, &t) != nil {
+			taskID := taskIDOf(b)
+			if taskID == "" {
 				continue
 			}
-			r, ok := g.tasks.exported(up.Name(), t.TaskID)
+			r, ok := g.tasks.exported(up.Name(), taskID)
 			if !ok || r.session != ss {
 				continue // another session's, or not made through this gateway
 			}
@@ -487,15 +460,13 @@ func mergeObjects(a, b json.RawMessage) json.RawMessage {
 // that server is in flight (the task it makes may be this one, its answer
 // still on the way; see callTask), and dropped otherwise: it is no agent's.
 func (g *Gateway) relayTaskStatus(server string, params json.RawMessage) {
-	var t struct {
-		TaskID string `json:"taskId"`
-	}
-	if json.Unmarshal(params, &t) != nil || t.TaskID == "" {
+	taskID := taskIDOf(params)
+	if taskID == "" {
 		return
 	}
-	r, ok := g.tasks.exported(server, t.TaskID)
+	r, ok := g.tasks.exported(server, taskID)
 	if !ok {
-		g.tasks.hold(server, t.TaskID, params)
+		g.tasks.hold(server, taskID, params)
 		return
 	}
 	g.statusDown(r.session, r.id, params)
@@ -511,4 +482,16 @@ func (g *Gateway) statusDown(ss *mcp.ServerSession, id string, params json.RawMe
 	if a := agentConnOf(ss); a != nil {
 		_ = a.notification(context.Background(), "notifications/tasks/status", p)
 	}
+}
+
+// taskIDOf reads the taskId of a task request's params, a status
+// notification's params or a listed task; "" when there is none.
+func taskIDOf(b json.RawMessage) string {
+	var v struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(b, &v) != nil {
+		return ""
+	}
+	return v.TaskID
 }

@@ -33,6 +33,74 @@ type taskLife struct {
 
 func (l taskLife) expired(now time.Time) bool { return !l.expires.IsZero() && !now.Before(l.expires) }
 
+func (l *taskLife) life() *taskLife { return l }
+
+// sessionTasks holds each session's entries of a task table, oldest first:
+// what bounds both tables (the per-session cap drops a session's oldest,
+// a sweep drops expired entries and those of ended sessions).
+type sessionTasks[E interface {
+	comparable
+	life() *taskLife
+}] map[*mcp.ServerSession][]E
+
+func (q sessionTasks[E]) add(e E) {
+	ss := e.life().session
+	q[ss] = append(q[ss], e)
+}
+
+func (q sessionTasks[E]) remove(e E) {
+	ss := e.life().session
+	l := q[ss]
+	if i := slices.Index(l, e); i >= 0 {
+		l = slices.Delete(l, i, i+1)
+	}
+	if len(l) == 0 {
+		delete(q, ss)
+	} else {
+		q[ss] = l
+	}
+}
+
+// oldestIfFull returns ss's oldest entry when ss holds maxTasksPerSession.
+func (q sessionTasks[E]) oldestIfFull(ss *mcp.ServerSession) (E, bool) {
+	if l := q[ss]; len(l) >= maxTasksPerSession {
+		return l[0], true
+	}
+	var zero E
+	return zero, false
+}
+
+// stale lists the entries expired at now or whose session is not alive
+// (live nil: every session is).
+func (q sessionTasks[E]) stale(now time.Time, live func() map[*mcp.ServerSession]bool) []E {
+	var alive map[*mcp.ServerSession]bool
+	if live != nil && len(q) > 0 {
+		alive = live()
+	}
+	var out []E
+	for ss, l := range q {
+		for _, e := range l {
+			if (alive != nil && !alive[ss]) || e.life().expired(now) {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// takeHeld splits held into the statuses of task id and the others.
+func takeHeld(held []heldStatus, id string) (kept []heldStatus, early []json.RawMessage) {
+	kept = held[:0]
+	for _, h := range held {
+		if h.agentID == id {
+			early = append(early, h.params)
+		} else {
+			kept = append(kept, h)
+		}
+	}
+	return kept, early
+}
+
 // clientTask is a task an agent runs for a server.
 type clientTask struct {
 	taskLife
@@ -54,7 +122,7 @@ type clientTaskTable struct {
 	seq       uint64
 	byServer  map[taskKey]*clientTask
 	byAgent   map[agentTaskKey]*clientTask
-	bySession map[*mcp.ServerSession][]*clientTask // each session's, oldest first
+	bySession sessionTasks[*clientTask]
 	nextSweep time.Time
 	// waiting counts, per session, the task-augmented requests sent to it
 	// and not answered yet; held are the statuses it sent meanwhile for
@@ -73,7 +141,7 @@ const maxHeldStatuses = 16
 func newClientTaskTable(live func() map[*mcp.ServerSession]bool) *clientTaskTable {
 	return &clientTaskTable{now: time.Now, live: live,
 		byServer: make(map[taskKey]*clientTask), byAgent: make(map[agentTaskKey]*clientTask),
-		bySession: make(map[*mcp.ServerSession][]*clientTask),
+		bySession: make(sessionTasks[*clientTask]),
 		waiting:   make(map[*mcp.ServerSession]int), held: make(map[*mcp.ServerSession][]heldStatus)}
 }
 
@@ -113,15 +181,7 @@ func (t *clientTaskTable) add(server, agentID string, ss *mcp.ServerSession, ttl
 	t.sweepLocked(now, false)
 	var early []json.RawMessage
 	if held := t.held[ss]; len(held) > 0 {
-		kept := held[:0]
-		for _, h := range held {
-			if h.agentID == agentID {
-				early = append(early, h.params)
-			} else {
-				kept = append(kept, h)
-			}
-		}
-		t.held[ss] = kept
+		t.held[ss], early = takeHeld(held, agentID)
 	}
 	if e, ok := t.byAgent[agentTaskKey{ss, agentID}]; ok && !e.expired(now) {
 		return e.id, early
@@ -130,8 +190,8 @@ func (t *clientTaskTable) add(server, agentID string, ss *mcp.ServerSession, ttl
 	if e, ok := t.byServer[taskKey{server, id}]; ok && !e.expired(now) {
 		id = "mcp-gateway-task-" + randomHex(12)
 	}
-	if q := t.bySession[ss]; len(q) >= maxTasksPerSession {
-		t.deleteLocked(q[0])
+	if oldest, full := t.bySession.oldestIfFull(ss); full {
+		t.deleteLocked(oldest)
 	}
 	t.seq++
 	e := &clientTask{taskLife: taskLife{session: ss, seq: t.seq}, server: server, id: id, agentID: agentID}
@@ -146,7 +206,7 @@ func (t *clientTaskTable) add(server, agentID string, ss *mcp.ServerSession, ttl
 	}
 	t.byServer[taskKey{server, id}] = e
 	t.byAgent[agentTaskKey{ss, agentID}] = e
-	t.bySession[ss] = append(t.bySession[ss], e)
+	t.bySession.add(e)
 	return id, early
 }
 
@@ -157,15 +217,7 @@ func (t *clientTaskTable) deleteLocked(e *clientTask) {
 	if t.byAgent[agentTaskKey{e.session, e.agentID}] == e {
 		delete(t.byAgent, agentTaskKey{e.session, e.agentID})
 	}
-	q := t.bySession[e.session]
-	if i := slices.Index(q, e); i >= 0 {
-		q = slices.Delete(q, i, i+1)
-	}
-	if len(q) == 0 {
-		delete(t.bySession, e.session)
-	} else {
-		t.bySession[e.session] = q
-	}
+	t.bySession.remove(e)
 }
 
 // sweepLocked drops expired tasks and those of sessions that are gone,
@@ -175,14 +227,8 @@ func (t *clientTaskTable) sweepLocked(now time.Time, force bool) {
 		return
 	}
 	t.nextSweep = now.Add(taskSweepEvery)
-	var live map[*mcp.ServerSession]bool
-	if t.live != nil && len(t.byServer) > 0 {
-		live = t.live()
-	}
-	for _, e := range t.byServer {
-		if (live != nil && !live[e.session]) || e.expired(now) {
-			t.deleteLocked(e)
-		}
+	for _, e := range t.bySession.stale(now, t.live) {
+		t.deleteLocked(e)
 	}
 }
 
