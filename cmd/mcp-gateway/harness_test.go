@@ -207,25 +207,13 @@ func sessionMembers(sid int) []int {
 	return pids
 }
 
-// bearer adds the token to every request of a client.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // connect opens a Go SDK client session to the gateway with the token.
 func (sb *testbox) connect(ctx context.Context, opts *mcp.ClientOptions) *mcp.ClientSession {
 	sb.t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, opts)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:   sb.url() + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{sb.token, http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: fixture.Bearer(sb.token, http.DefaultTransport)},
 	}
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {

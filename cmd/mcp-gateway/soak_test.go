@@ -98,14 +98,14 @@ func TestSoak(t *testing.T) {
 					// Slow calls, so that kills find calls in flight.
 					ms := 50 + rand.IntN(250)
 					var got string
-					got, err = callText(ctx, cs, tools[server].sleep, map[string]any{"ms": ms})
+					got, err = fixture.CallText(ctx, cs, tools[server].sleep, map[string]any{"ms": ms})
 					if err == nil && got != fmt.Sprintf("slept %dms", ms) {
 						err = fmt.Errorf("sleep answered %q", got)
 					}
 				} else {
 					text := "s" + strconv.Itoa(i) + "-" + strconv.Itoa(n)
 					var got string
-					got, err = callText(ctx, cs, tools[server].echo, map[string]any{"text": text})
+					got, err = fixture.CallText(ctx, cs, tools[server].echo, map[string]any{"text": text})
 					if err == nil && got != text {
 						err = fmt.Errorf("echo answered %q, want %q", got, text)
 					}

@@ -78,25 +78,6 @@ func cpuTime(t *testing.T, pid int) time.Duration {
 	return time.Duration(utime+stime) * (time.Second / 100)
 }
 
-// callText calls a tool and returns the text of its result.
-func callText(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (string, error) {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return "", err
-	}
-	if len(res.Content) == 0 {
-		return "", fmt.Errorf("call %s: empty result", tool)
-	}
-	tc, ok := res.Content[0].(*mcp.TextContent)
-	if !ok {
-		return "", fmt.Errorf("call %s: content is %T", tool, res.Content[0])
-	}
-	if res.IsError {
-		return tc.Text, fmt.Errorf("call %s: tool error: %s", tool, tc.Text)
-	}
-	return tc.Text, nil
-}
-
 // TestCrashLoopThroughGateway: a server that keeps failing at start goes
 // `failed` in /health; the gateway spends almost no CPU on it; calls to it
 // fail at once naming it with its exit status and stderr; the other server
@@ -123,7 +104,7 @@ func TestCrashLoopThroughGateway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cs := sb.connect(ctx, nil)
-	steadyPID, err := callText(ctx, cs, "pid", nil)
+	steadyPID, err := fixture.CallText(ctx, cs, "pid", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +157,7 @@ func TestCrashLoopThroughGateway(t *testing.T) {
 	}
 
 	// The other server is undisturbed: same process, never restarted.
-	if got, err := callText(ctx, cs, "pid", nil); err != nil || got != steadyPID {
+	if got, err := fixture.CallText(ctx, cs, "pid", nil); err != nil || got != steadyPID {
 		t.Errorf("steady after flaky's crash loop: pid %q (was %s), %v", got, steadyPID, err)
 	}
 	if _, st := sb.serverHealth("steady"); st.State != "ready" || st.Restarts != 0 {
@@ -191,7 +172,7 @@ func TestCrashLoopThroughGateway(t *testing.T) {
 		_, s := sb.serverHealth("flaky")
 		return s.State == "ready"
 	})
-	if got, err := callText(ctx, cs, "echo", map[string]any{"text": "back"}); err != nil || got != "back" {
+	if got, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": "back"}); err != nil || got != "back" {
 		t.Errorf("call after recovery: %q %v", got, err)
 	}
 	if code, h := sb.health(); code != 200 || h.Status != "ok" {
@@ -238,7 +219,7 @@ func TestKillMidCallThroughGateway(t *testing.T) {
 			t.Errorf("in-flight call error %q lacks %q", err, w)
 		}
 	}
-	if got, err := callText(ctx, cs, "echo", map[string]any{"text": "again"}); err != nil || got != "again" {
+	if got, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": "again"}); err != nil || got != "again" {
 		t.Fatalf("call after the kill: %q %v", got, err)
 	}
 	_, after := sb.serverHealth("alpha")
@@ -269,7 +250,7 @@ func (w *sseWatch) RoundTrip(r *http.Request) (*http.Response, error) {
 // session's notification stream is up.
 func (sb *testbox) connectWatching(ctx context.Context, opts *mcp.ClientOptions) *mcp.ClientSession {
 	sb.t.Helper()
-	w := &sseWatch{base: bearer{sb.token, http.DefaultTransport}, up: make(chan struct{})}
+	w := &sseWatch{base: fixture.Bearer(sb.token, http.DefaultTransport), up: make(chan struct{})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, opts)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: sb.url() + "/mcp", HTTPClient: &http.Client{Transport: w}}, nil)
 	if err != nil {
@@ -333,7 +314,7 @@ func TestToolsChangeAfterRestart(t *testing.T) {
 		t.Fatalf("tools after: %v, want %v", names, want)
 	}
 	for tool, want := range map[string]string{"shared": "beta:shared", "alpha_shared": "alpha:shared", "echo": "hi", "beta_echo": "hi"} {
-		if got, err := callText(ctx, cs, tool, map[string]any{"text": "hi"}); err != nil || got != want {
+		if got, err := fixture.CallText(ctx, cs, tool, map[string]any{"text": "hi"}); err != nil || got != want {
 			t.Errorf("%s = %q %v, want %q", tool, got, err, want)
 		}
 	}
@@ -355,18 +336,18 @@ func TestMisbehavingServerThroughGateway(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cs := sb.connect(ctx, nil)
-	if _, err := callText(ctx, cs, "noise", map[string]any{"text": "DEBUG: a stray print"}); err != nil {
+	if _, err := fixture.CallText(ctx, cs, "noise", map[string]any{"text": "DEBUG: a stray print"}); err != nil {
 		t.Fatal(err)
 	}
 	const size = 10 << 20
-	got, err := callText(ctx, cs, "big", map[string]any{"bytes": size})
+	got, err := fixture.CallText(ctx, cs, "big", map[string]any{"bytes": size})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != size || strings.Trim(got, "x") != "" {
 		t.Fatalf("10 MiB result arrived as %d bytes", len(got))
 	}
-	if got, err := callText(ctx, cs, "echo", map[string]any{"text": "after"}); err != nil || got != "after" {
+	if got, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": "after"}); err != nil || got != "after" {
 		t.Fatalf("echo after the large result: %q %v", got, err)
 	}
 	if _, s := sb.serverHealth("noisy"); s.Restarts != 0 || s.State != "ready" {
@@ -416,7 +397,7 @@ func TestSessionsBoundedByCount(t *testing.T) {
 		t.Fatalf("ping on a live session: %d", code)
 	}
 	for _, cs := range []*mcp.ClientSession{s1, s3} {
-		if _, err := callText(ctx, cs, "echo", map[string]any{"text": "x"}); err != nil {
+		if _, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -438,13 +419,13 @@ func TestSessionsBoundedByCount(t *testing.T) {
 		t.Error("call on the evicted session succeeded")
 	}
 	for i, cs := range []*mcp.ClientSession{s1, s3, s4} {
-		if got, err := callText(ctx, cs, "echo", map[string]any{"text": "still"}); err != nil || got != "still" {
+		if got, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": "still"}); err != nil || got != "still" {
 			t.Errorf("session %d after the eviction: %q %v", i, got, err)
 		}
 	}
 	// A client that re-initializes gets a working session again.
 	s5 := sb.connect(ctx, nil)
-	if got, err := callText(ctx, s5, "echo", map[string]any{"text": "new"}); err != nil || got != "new" {
+	if got, err := fixture.CallText(ctx, s5, "echo", map[string]any{"text": "new"}); err != nil || got != "new" {
 		t.Errorf("new session: %q %v", got, err)
 	}
 }
@@ -472,7 +453,7 @@ func TestPauseResume(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	cs := sb.connect(ctx, nil)
-	pidBefore, err := callText(ctx, cs, "pid", nil)
+	pidBefore, err := fixture.CallText(ctx, cs, "pid", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -508,7 +489,7 @@ func TestPauseResume(t *testing.T) {
 	// resume.
 	done := make(chan error, 1)
 	go func() {
-		got, err := callText(ctx, cs, "b_echo", map[string]any{"text": "across the pause"})
+		got, err := fixture.CallText(ctx, cs, "b_echo", map[string]any{"text": "across the pause"})
 		if err == nil && got != "across the pause" {
 			err = fmt.Errorf("got %q", got)
 		}
@@ -525,7 +506,7 @@ func TestPauseResume(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("call made during the pause: %v", err)
 	}
-	if got, err := callText(ctx, cs, "pid", nil); err != nil || got != pidBefore {
+	if got, err := fixture.CallText(ctx, cs, "pid", nil); err != nil || got != pidBefore {
 		t.Errorf("session after resume: pid %q (was %s) %v", got, pidBefore, err)
 	}
 	code, h := sb.health()

@@ -294,7 +294,7 @@ func (c *contentTypes) RoundTrip(r *http.Request) (*http.Response, error) {
 // them over the call's own stream (an SSE response).
 func TestFastPathRootsOnTheCallsStream(t *testing.T) {
 	url, token, g, _ := fastPathGateway(t)
-	ct := &contentTypes{next: bearer{token, http.DefaultTransport}}
+	ct := &contentTypes{next: fixture.Bearer(token, http.DefaultTransport)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "roots", Version: "1"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file:///work/project"})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -421,7 +421,7 @@ func TestPromptsListedAfterReady(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "prompts", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -161,18 +161,6 @@ func startInProcess(t testing.TB, set *testSetup, log io.Writer, specs ...catalo
 	return "http://" + ln.Addr().String() + "/mcp", token, e, stop
 }
 
-// bearer adds the token to every request of a client.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // syncBuffer is a log sink tests can read while the gateway writes.
 type syncBuffer = fixture.Log
 
@@ -188,32 +176,13 @@ func waitFor(t testing.TB, timeout time.Duration, what string, cond func() bool)
 	}
 }
 
-// callText calls a tool and returns its first text content.
-func callText(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (string, error) {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return "", err
-	}
-	if len(res.Content) == 0 {
-		return "", fmt.Errorf("call %s: empty result", tool)
-	}
-	tc, ok := res.Content[0].(*mcp.TextContent)
-	if !ok {
-		return "", fmt.Errorf("call %s: content is %T", tool, res.Content[0])
-	}
-	if res.IsError {
-		return tc.Text, fmt.Errorf("call %s: tool error: %s", tool, tc.Text)
-	}
-	return tc.Text, nil
-}
-
 // connect opens a Go SDK client session to the endpoint at url with token.
 func connect(t *testing.T, ctx context.Context, url, token string) *mcp.ClientSession {
 	t.Helper()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
 	tr := &mcp.StreamableClientTransport{
 		Endpoint:   url,
-		HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)},
 	}
 	cs, err := client.Connect(ctx, tr, nil)
 	if err != nil {

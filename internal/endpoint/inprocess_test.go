@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 	"io"
 	"net/http"
 	"os"
@@ -82,7 +83,7 @@ func TestSessionChurnNoLeaks(t *testing.T) {
 	url, token, _ := inProcessGateway(t, set, io.Discard)
 	tr := &http.Transport{MaxIdleConnsPerHost: 16}
 	defer tr.CloseIdleConnections()
-	hc := &http.Client{Transport: bearer{token, tr}}
+	hc := &http.Client{Transport: fixture.Bearer(token, tr)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "churn", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -93,7 +94,7 @@ func TestSessionChurnNoLeaks(t *testing.T) {
 		}
 		defer cs.Close()
 		text := fmt.Sprint("hello ", i)
-		got, err := callText(ctx, cs, "echo", map[string]any{"text": text})
+		got, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": text})
 		if err != nil || got != text {
 			return fmt.Errorf("session %d: echo = %q, %v", i, got, err)
 		}
@@ -164,7 +165,7 @@ func pingStatus(t *testing.T, url, token, id string) int {
 func TestSessionLimitSparesBusySessions(t *testing.T) {
 	logs := &syncBuffer{}
 	url, token, g := inProcessGateway(t, testSettings(t, 3), logs)
-	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+	hc := &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "busy", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -189,7 +190,7 @@ func TestSessionLimitSparesBusySessions(t *testing.T) {
 	})
 	// busy's call began first; idle and recent are used after it.
 	for _, cs := range []*mcp.ClientSession{idle, recent} {
-		if _, err := callText(ctx, cs, "echo", map[string]any{"text": "x"}); err != nil {
+		if _, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": "x"}); err != nil {
 			t.Fatal(err)
 		}
 	}

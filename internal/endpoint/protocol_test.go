@@ -295,7 +295,7 @@ func TestSessionlessPOST(t *testing.T) {
 	// into the call's failure).
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}}}
+	tr := &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)}}
 	conn, err := tr.Connect(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -41,7 +41,7 @@ func BenchmarkSessionLookup(b *testing.B) {
 // sessions that come and go.
 func TestSessionIndexFollowsSessions(t *testing.T) {
 	url, token, g := inProcessGateway(t, testSettings(t, DefaultMaxSessions), io.Discard)
-	hc := &http.Client{Transport: bearer{token, http.DefaultTransport}}
+	hc := &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "index", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -52,7 +52,7 @@ func TestSessionIndexFollowsSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer cs.Close()
-		if got, err := callText(ctx, cs, "echo", map[string]any{"text": fmt.Sprint(i)}); err != nil || got != fmt.Sprint(i) {
+		if got, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": fmt.Sprint(i)}); err != nil || got != fmt.Sprint(i) {
 			t.Fatalf("session %d: echo = %q, %v", i, got, err)
 		}
 		sessions = append(sessions, cs)
@@ -86,7 +86,7 @@ func TestSessionIndexFollowsSessions(t *testing.T) {
 	if code, _, _ := closed.post(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"}}}`); code != http.StatusNotFound {
 		t.Errorf("tools/call on the closed session: HTTP %d, want 404", code)
 	}
-	if got, err := callText(ctx, sessions[1], "echo", map[string]any{"text": "still"}); err != nil || got != "still" {
+	if got, err := fixture.CallText(ctx, sessions[1], "echo", map[string]any{"text": "still"}); err != nil || got != "still" {
 		t.Errorf("another session after the close: echo = %q, %v", got, err)
 	}
 }

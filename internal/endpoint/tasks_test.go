@@ -65,7 +65,7 @@ func TestRootsWhenTheAgentArrives(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
 	client.AddRoots(&mcp.Root{URI: "file:///agent/project", Name: "project"})
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: url, HTTPClient: &http.Client{Transport: bearer{token, http.DefaultTransport}},
+		Endpoint: url, HTTPClient: &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)},
 	}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,34 +20,6 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
 )
-
-// bearer adds the token to every request of a client.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
-// callText calls a tool and returns its first text content.
-func callText(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) (string, error) {
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: args})
-	if err != nil {
-		return "", err
-	}
-	if res.IsError || len(res.Content) == 0 {
-		return "", fmt.Errorf("call %s: error or empty result: %+v", tool, res)
-	}
-	tc, ok := res.Content[0].(*mcp.TextContent)
-	if !ok {
-		return "", fmt.Errorf("call %s: content is %T", tool, res.Content[0])
-	}
-	return tc.Text, nil
-}
 
 // startedPIDs returns the pid of every server process the supervisors
 // logged as started.
@@ -125,15 +96,15 @@ func TestStartCallShutdown(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "lifecycle-test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:   "http://" + g.Addr().String() + "/mcp",
-		HTTPClient: &http.Client{Transport: bearer{cfg.Token, http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: fixture.Bearer(cfg.Token, http.DefaultTransport)},
 	}, nil)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	if got, err := callText(ctx, cs, "echo", map[string]any{"text": "through the gateway"}); err != nil || got != "through the gateway" {
+	if got, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": "through the gateway"}); err != nil || got != "through the gateway" {
 		t.Fatalf("echo: %q, %v", got, err)
 	}
-	got, err := callText(ctx, cs, "pid", nil)
+	got, err := fixture.CallText(ctx, cs, "pid", nil)
 	if err != nil {
 		t.Fatalf("pid: %v", err)
 	}
@@ -286,10 +257,10 @@ func TestServeStdio(t *testing.T) {
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
-	if got, err := callText(ctx, cs, "echo", map[string]any{"text": "over stdio"}); err != nil || got != "over stdio" {
+	if got, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": "over stdio"}); err != nil || got != "over stdio" {
 		t.Fatalf("echo: %q, %v", got, err)
 	}
-	got, err := callText(ctx, cs, "pid", nil)
+	got, err := fixture.CallText(ctx, cs, "pid", nil)
 	if err != nil {
 		t.Fatalf("pid: %v", err)
 	}
