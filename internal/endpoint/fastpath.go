@@ -64,6 +64,9 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	if msg == nil || sid == "" || r.Method != http.MethodPost {
 		return false
 	}
+	if msg.Batch > 0 {
+		return f.batch(w, r, sid, msg)
+	}
 	task := aggregate.IsTaskRequest(msg.Method, msg.Params)
 	switch msg.Method {
 	case "notifications/cancelled":
@@ -428,9 +431,8 @@ func (f *fastPath) asker(sid string, stream *eventStream) aggregate.Ask {
 // answer takes an agent's response to a request asker sent, and answers
 // the POST 202 as the SDK does; a response to anything else is the SDK's.
 func (f *fastPath) answer(w http.ResponseWriter, r *http.Request, sid string, msg *rpcMessage) bool {
-	key := fastCallKey{sid, string(msg.ID)}
 	f.mu.Lock()
-	ch, ok := f.asks[key]
+	_, ok := f.asks[fastCallKey{sid, string(msg.ID)}]
 	f.mu.Unlock()
 	if !ok {
 		return false
@@ -439,12 +441,26 @@ func (f *fastPath) answer(w http.ResponseWriter, r *http.Request, sid string, ms
 	if err != nil {
 		return false
 	}
+	f.deliver(sid, msg.ID, body)
+	w.WriteHeader(http.StatusAccepted)
+	return true
+}
+
+// deliver gives the agent's response raw, with id, to the asker waiting
+// for it, if one still is.
+func (f *fastPath) deliver(sid string, id json.RawMessage, raw []byte) {
+	f.mu.Lock()
+	ch, ok := f.asks[fastCallKey{sid, string(id)}]
+	f.mu.Unlock()
+	if !ok {
+		return
+	}
 	var resp struct {
 		Result json.RawMessage `json:"result"`
 		Error  *jsonrpc.Error  `json:"error"`
 	}
 	a := agentAnswer{err: errors.New("the agent's answer is not a JSON-RPC response")}
-	if json.Unmarshal(body, &resp) == nil {
+	if json.Unmarshal(raw, &resp) == nil {
 		switch {
 		case resp.Error != nil:
 			a = agentAnswer{err: resp.Error}
@@ -456,8 +472,6 @@ func (f *fastPath) answer(w http.ResponseWriter, r *http.Request, sid string, ms
 	case ch <- a:
 	default: // answered twice: the first answer stands
 	}
-	w.WriteHeader(http.StatusAccepted)
-	return true
 }
 
 // canFlush reports whether the writer under w can flush, as a stream
@@ -590,11 +604,16 @@ func acceptsJSON(r *http.Request) bool {
 // writeError writes a JSON-RPC error response, data included, as the SDK
 // path would (with status 200: the request itself was fine).
 func writeError(w http.ResponseWriter, id json.RawMessage, e *jsonrpc.Error) {
+	writeResponse(w, id, "error", errorJSON(e))
+}
+
+// errorJSON encodes a JSON-RPC error object, data included when it encodes.
+func errorJSON(e *jsonrpc.Error) json.RawMessage {
 	b, err := json.Marshal(e)
 	if err != nil { // data that does not encode: say the rest
 		b, _ = json.Marshal(&jsonrpc.Error{Code: e.Code, Message: e.Message})
 	}
-	writeResponse(w, id, "error", b)
+	return b
 }
 
 // writeResult writes a JSON-RPC response with a raw result.
@@ -605,14 +624,27 @@ func writeResult(w http.ResponseWriter, id, result json.RawMessage) {
 // writeResponse writes a JSON-RPC response whose member ("result" or
 // "error") holds raw.
 func writeResponse(w http.ResponseWriter, id json.RawMessage, member string, raw json.RawMessage) {
-	var out bytes.Buffer
-	out.Grow(len(raw) + len(id) + 40)
-	out.WriteString(`{"jsonrpc":"2.0","id":`)
-	out.Write(id)
-	out.WriteString(`,"` + member + `":`)
-	out.Write(raw)
-	out.WriteString("}\n")
-	if !offerResponse(w, out.Bytes()) { // to the lane (lane.go)
-		writeJSON(w, http.StatusOK, out.Bytes())
+	out := make([]byte, 0, len(raw)+len(id)+40)
+	out = append(appendMessage(out, id, member, raw), '\n')
+	writeWhole(w, out)
+}
+
+// appendMessage appends a JSON-RPC response whose member ("result" or
+// "error") holds raw.
+func appendMessage(b []byte, id json.RawMessage, member string, raw json.RawMessage) []byte {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"`...)
+	b = append(b, member...)
+	b = append(b, `":`...)
+	b = append(b, raw...)
+	return append(b, '}')
+}
+
+// writeWhole writes a complete JSON body (status 200), to the lane's
+// writer when there is one (lane.go).
+func writeWhole(w http.ResponseWriter, body []byte) {
+	if !offerResponse(w, body) {
+		writeJSON(w, http.StatusOK, body)
 	}
 }

@@ -111,6 +111,12 @@ type rpcMessage struct {
 	Calls int
 	// Subs are the resource subscriptions the body asks to make or end.
 	Subs []subChange
+	// Elems are the messages of a batch, in order, each with its Raw
+	// bytes; nil for a single message.
+	Elems []*rpcMessage
+	// Raw is a batch element as sent (nil for a single message, whose
+	// bytes are the body).
+	Raw json.RawMessage
 }
 
 // subChange is a resources/subscribe (On) or resources/unsubscribe.
@@ -156,7 +162,7 @@ func checkEnvelope(body []byte) (*rpcMessage, *jsonrpc.Error) {
 	if len(batch) == 0 {
 		return &rpcMessage{}, invalidRequest("empty batch")
 	}
-	all := &rpcMessage{Batch: len(batch)}
+	all := &rpcMessage{Batch: len(batch), Elems: make([]*rpcMessage, 0, len(batch))}
 	for i, m := range batch {
 		msg, err := checkMessage(m)
 		if err == nil && msg.Method == "initialize" {
@@ -166,6 +172,8 @@ func checkEnvelope(body []byte) (*rpcMessage, *jsonrpc.Error) {
 			err.Message = fmt.Sprintf("batch element %d: %s", i, err.Message)
 			return msg, err
 		}
+		msg.Raw = m
+		all.Elems = append(all.Elems, msg)
 		all.Calls += msg.Calls
 		all.Subs = append(all.Subs, msg.Subs...)
 	}

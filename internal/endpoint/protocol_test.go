@@ -35,6 +35,9 @@ type rawSession struct {
 	token  string
 	id     string // Mcp-Session-Id once initialized
 	client *http.Client
+	// version is the protocol version asked for at initialize and sent
+	// as Mcp-Protocol-Version (2025-11-25 unless set).
+	version string
 }
 
 func newRawSession(t testing.TB, url, token string) *rawSession {
@@ -45,8 +48,15 @@ func newRawSession(t testing.TB, url, token string) *rawSession {
 // newRawSessionWith initializes a raw session whose client declares caps.
 func newRawSessionWith(t testing.TB, url, token, caps string) *rawSession {
 	t.Helper()
-	s := &rawSession{t: t, url: url, token: token, client: &http.Client{Timeout: 60 * time.Second}}
-	status, h, replies := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
+	return newRawSessionAt(t, url, token, "2025-11-25", caps)
+}
+
+// newRawSessionAt initializes a raw session of protocol version whose
+// client declares caps.
+func newRawSessionAt(t testing.TB, url, token, version, caps string) *rawSession {
+	t.Helper()
+	s := &rawSession{t: t, url: url, token: token, client: &http.Client{Timeout: 60 * time.Second}, version: version}
+	status, h, replies := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":` + caps + `,"clientInfo":{"name":"raw","version":"1"}}}`)
 	if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil || h.Get("Mcp-Session-Id") == "" {
 		t.Fatalf("initialize: %d %+v", status, replies)
 	}
@@ -70,7 +80,7 @@ func (s *rawSession) post(body string) (int, http.Header, []rpcReply) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if s.id != "" {
 		req.Header.Set("Mcp-Session-Id", s.id)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Protocol-Version", s.protocol())
 	}
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -96,7 +106,7 @@ func (s *rawSession) postEvents(body string) (int, http.Header, []string) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Session-Id", s.id)
-	req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	req.Header.Set("Mcp-Protocol-Version", s.protocol())
 	resp, err := s.client.Do(req)
 	if err != nil {
 		s.t.Fatalf("POST %.60s: %v", body, err)
@@ -116,6 +126,14 @@ func (s *rawSession) postEvents(body string) (int, http.Header, []string) {
 		}
 	}
 	return resp.StatusCode, resp.Header, out
+}
+
+// protocol is the session's Mcp-Protocol-Version.
+func (s *rawSession) protocol() string {
+	if s.version == "" {
+		return "2025-11-25"
+	}
+	return s.version
 }
 
 func parseReplies(t testing.TB, contentType string, b []byte) []rpcReply {

@@ -1,0 +1,266 @@
+package endpoint
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
+)
+
+// A JSON-RPC batch (protocol 2025-03-26 and older) is answered by the fast
+// path when every one of its messages is something the fast path answers
+// on its own as a single message, and the answers cannot need a stream:
+// each request is routed as it would be alone (the same aggregate calls,
+// its params passed as sent), the requests run at once, and their answers
+// go back as one JSON array in the batch's order. Otherwise the whole batch
+// is left to the SDK, which decodes each message into its types: a batch is
+// answered by one path, never split between both.
+//
+// What a batch may hold here: requests of tools/list and of the methods
+// the gateway forwards raw (aggregate.ForwardsRaw, task requests), when the
+// session's calls need no stream (aggregate.RawEligible without one, no
+// progress token) and the request routes (aggregate.RoutesRaw);
+// notifications/cancelled of a fast-path call in flight;
+// notifications/tasks/status; the agent's responses to the gateway's
+// requests on fast-path streams. A batch of only notifications and
+// responses is answered 202, as the SDK answers it.
+
+// batchCall is one request of a batch the fast path answers.
+type batchCall struct {
+	msg  *rpcMessage
+	task bool
+	page json.RawMessage // tools/list: the answer, read before anything runs
+	ctx  context.Context
+	stop context.CancelCauseFunc
+	res  json.RawMessage
+	err  error
+}
+
+// batch answers a batch and reports true, or reports false having written
+// and done nothing.
+func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg *rpcMessage) bool {
+	if !acceptsJSON(r) || foreignHost(r) {
+		return false
+	}
+	ss := f.sessions.lookup(sid)
+	if ss == nil {
+		return false
+	}
+	ip := ss.InitializeParams()
+	if ip == nil {
+		return false
+	}
+	// The SDK refuses a batch by the request's Mcp-Protocol-Version (none
+	// means 2025-03-26); the session guard (sessions.go) already refused
+	// one on a session whose negotiated version has no batches.
+	if v := r.Header.Get("Mcp-Protocol-Version"); (v != "" && v != ip.ProtocolVersion) || negotiatedVersion(ss) >= "2025-06-18" {
+		return false
+	}
+	hasStream := f.e.sessions.hasStream(sid)
+	var (
+		calls    []*batchCall      // requests, in the batch's order
+		cancels  []json.RawMessage // ids of fast-path calls to cancel
+		statuses []json.RawMessage // notifications/tasks/status params
+		answers  []*rpcMessage     // responses to the gateway's requests
+		ids      = make(map[string]bool, len(msg.Elems))
+		eligible = -1 // RawEligible, once asked: 0 or 1
+	)
+	for _, el := range msg.Elems {
+		switch el.Method {
+		case "":
+			if len(el.ID) == 0 {
+				return false
+			}
+			answers = append(answers, el)
+			continue
+		case "notifications/cancelled":
+			id := cancelledID(el)
+			if len(el.ID) != 0 || id == nil {
+				return false
+			}
+			cancels = append(cancels, id)
+			continue
+		case "notifications/tasks/status":
+			if len(el.ID) != 0 {
+				return false
+			}
+			statuses = append(statuses, el.Params)
+			continue
+		}
+		if len(el.ID) == 0 || ids[string(el.ID)] {
+			return false // a notification the SDK owns, or an id used twice
+		}
+		ids[string(el.ID)] = true
+		c := &batchCall{msg: el, task: aggregate.IsTaskRequest(el.Method, el.Params)}
+		switch {
+		case el.Method == "tools/list":
+			var p struct {
+				Cursor string `json:"cursor"`
+			}
+			if len(el.Params) > 0 && !bytes.Equal(el.Params, []byte("null")) && json.Unmarshal(el.Params, &p) != nil {
+				return false
+			}
+			page, err := f.e.agg.ToolsPage(p.Cursor)
+			if err != nil {
+				return false
+			}
+			c.page = page
+		case c.task:
+		case !aggregate.ForwardsRaw(el.Method):
+			return false
+		default:
+			if eligible < 0 {
+				eligible = 0
+				if f.e.agg.RawEligible(ss, hasStream, false) {
+					eligible = 1
+				}
+			}
+			if eligible == 0 || !f.e.agg.RoutesRaw(el.Method, el.Params) {
+				return false // its answer may need a stream, or the SDK's error
+			}
+		}
+		calls = append(calls, c)
+	}
+	if !f.register(r.Context(), sid, calls, cancels, answers) {
+		return false
+	}
+	defer f.unregister(sid, calls)
+
+	// The batch is the fast path's from here. Notifications and responses
+	// first, as the SDK reads a batch in order.
+	f.mu.Lock()
+	var stops []context.CancelCauseFunc
+	for _, id := range cancels {
+		if stop, ok := f.calls[fastCallKey{sid, string(id)}]; ok {
+			stops = append(stops, stop)
+		}
+	}
+	f.mu.Unlock()
+	for _, stop := range stops {
+		stop(errCancelledByAgent)
+	}
+	for _, p := range statuses {
+		f.e.agg.AgentTaskStatus(ss, p)
+	}
+	for _, el := range answers {
+		f.deliver(sid, el.ID, el.Raw)
+	}
+	if len(calls) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return true
+	}
+
+	var wg sync.WaitGroup
+	for i, c := range calls {
+		if c.page != nil {
+			continue
+		}
+		run := func() {
+			if c.task {
+				c.res, c.err = f.e.agg.Task(c.ctx, ss, c.msg.Method, c.msg.Params)
+			} else {
+				c.res, c.err = f.e.agg.RequestRaw(c.ctx, ss, c.msg.Method, c.msg.Params, hasStream)
+			}
+		}
+		if i == len(calls)-1 {
+			run() // the last on this goroutine
+		} else {
+			wg.Go(run)
+		}
+	}
+	wg.Wait()
+
+	size := 2
+	for _, c := range calls {
+		size += len(c.page) + len(c.res) + len(c.msg.ID) + 48
+	}
+	out := make([]byte, 0, size)
+	out = append(out, '[')
+	n := 0
+	for _, c := range calls {
+		var member string
+		var raw json.RawMessage
+		switch {
+		case c.page != nil:
+			member, raw = "result", c.page
+		case errors.Is(context.Cause(c.ctx), errCancelledByAgent):
+			continue // no answer to a cancelled request
+		case errors.Is(c.err, aggregate.ErrNeedsSession):
+			// The routes changed since RoutesRaw said yes: the request
+			// was not sent.
+			member, raw = "error", errorJSON(&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+				Message: "the gateway's routes changed while the batch was read; nothing was sent: send the request again"})
+		case c.err != nil:
+			member, raw = "error", errorJSON(callError(c.ctx, r, c.err))
+		default:
+			member, raw = "result", c.res
+		}
+		if n > 0 {
+			out = append(out, ',')
+		}
+		n++
+		out = appendMessage(out, c.msg.ID, member, raw)
+	}
+	if n == 0 { // every request was cancelled
+		noAnswer(w)
+		return true
+	}
+	writeWhole(w, append(out, "]\n"...))
+	return true
+}
+
+// register takes a batch for the fast path: it checks that the session is
+// not being closed, that no request id is in flight on the session, and
+// that every cancellation and response names what the fast path holds,
+// and then records the requests as calls in flight, each with a context
+// of its own, all at once. It reports false, having recorded nothing,
+// when the batch is the SDK's.
+func (f *fastPath) register(ctx context.Context, sid string, calls []*batchCall, cancels []json.RawMessage, answers []*rpcMessage) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if _, ended := f.ended[sid]; ended {
+		return false
+	}
+	for _, c := range calls {
+		if _, dup := f.calls[fastCallKey{sid, string(c.msg.ID)}]; dup {
+			return false
+		}
+	}
+	for _, id := range cancels {
+		if _, ok := f.calls[fastCallKey{sid, string(id)}]; !ok {
+			return false
+		}
+	}
+	for _, el := range answers {
+		if _, ok := f.asks[fastCallKey{sid, string(el.ID)}]; !ok {
+			return false
+		}
+	}
+	for _, c := range calls {
+		if c.page != nil {
+			continue
+		}
+		// The calls of a batch live as long as its HTTP request.
+		c.ctx, c.stop = context.WithCancelCause(ctx)
+		f.calls[fastCallKey{sid, string(c.msg.ID)}] = c.stop
+	}
+	return true
+}
+
+// unregister forgets a batch's calls once answered.
+func (f *fastPath) unregister(sid string, calls []*batchCall) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, c := range calls {
+		if c.stop != nil {
+			delete(f.calls, fastCallKey{sid, string(c.msg.ID)})
+			c.stop(nil)
+		}
+	}
+}

@@ -1,0 +1,354 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+// batchGateway runs an in-process gateway with two fixtures that publish
+// the same names (b's exported as b_...): "who" answering "<server>:who",
+// and the verbatim items with params_seen.
+func batchGateway(t *testing.T) (url, token string, g *Endpoint) {
+	t.Helper()
+	return inProcessGatewayOf(t, testSettings(t, 16), io.Discard,
+		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true, ExtraTools: []string{"who"}}),
+		fixtureSpec("b", fixture.Options{Name: "b", Verbatim: true, ExtraTools: []string{"who"}}))
+}
+
+// postBatch sends body on the session with client (the session's own when
+// nil) and Mcp-Protocol-Version version, and returns the status, the
+// headers and each message of the answer as sent: the elements of a JSON
+// array, a JSON object, or each SSE event's data.
+func postBatch(t *testing.T, s *rawSession, client *http.Client, version, body string) (int, http.Header, []json.RawMessage) {
+	t.Helper()
+	status, h, out, err := postBatchE(s, client, version, body)
+	if err != nil {
+		t.Fatalf("POST %.60s: %v", body, err)
+	}
+	return status, h, out
+}
+
+// postBatchE is postBatch for a goroutine of a test: it returns its error.
+func postBatchE(s *rawSession, client *http.Client, version, body string) (int, http.Header, []json.RawMessage, error) {
+	if client == nil {
+		client = s.client
+	}
+	req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(body))
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", s.id)
+	if version != "" {
+		req.Header.Set("Mcp-Protocol-Version", version)
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	var out []json.RawMessage
+	switch ct := resp.Header.Get("Content-Type"); {
+	case strings.HasPrefix(ct, "text/event-stream"):
+		for _, line := range strings.Split(string(b), "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				out = append(out, json.RawMessage(data))
+			}
+		}
+	case bytes.HasPrefix(bytes.TrimSpace(b), []byte("[")):
+		if err := json.Unmarshal(b, &out); err != nil {
+			return 0, nil, nil, fmt.Errorf("answer %q: %w", b, err)
+		}
+	case len(bytes.TrimSpace(b)) > 0:
+		out = append(out, json.RawMessage(bytes.TrimSpace(b)))
+	}
+	return resp.StatusCode, resp.Header, out, nil
+}
+
+// replyOf decodes one message of an answer.
+func replyOf(t *testing.T, raw json.RawMessage) rpcReply {
+	t.Helper()
+	var r rpcReply
+	if err := json.Unmarshal(raw, &r); err != nil {
+		t.Fatalf("not a JSON-RPC response: %s: %v", raw, err)
+	}
+	return r
+}
+
+// rawMember returns the bytes of member ("result" or "error") of a
+// JSON-RPC response as sent.
+func rawMember(t *testing.T, raw json.RawMessage, member string) string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return string(m[member])
+}
+
+// TestBatchOnFastPath: a batch of requests the fast path takes (protocol
+// 2025-03-26) is answered with one JSON array in the batch's order: two
+// tools/calls to two servers, a prompts/get, a resources/read that the
+// server fails, and tools/list, each answered with the bytes its server
+// sent (the same bytes a single request gets), its params reaching the
+// server byte for byte, and the error as the single request's. The same
+// batch sent again on a connection the lane took over is answered with
+// the same bytes.
+func TestBatchOnFastPath(t *testing.T) {
+	url, token, g := batchGateway(t)
+	s := newRawSessionAt(t, url, token, "2025-03-26", `{}`)
+	// Until every server's prompts are named, requests about them wait on
+	// the SDK's path.
+	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+		t.Fatalf("prompts/list: %d %+v", status, r)
+	}
+	const (
+		verbatimParams = `{"zeta":1,"name":"b_verbatim","arguments":{"z":1,"a":2},"x-extra":[true]}`
+		verbatimSeen   = `{"zeta":1,"name":"verbatim","arguments":{"z":1,"a":2},"x-extra":[true]}`
+		promptParams   = `{"zeta":[3,1],"name":"verbatim","arguments":{"topic":"x"},"alpha":{"b":1,"a":2}}`
+		readParams     = `{"uri":"fixture://no/such/resource"}`
+	)
+	// What each request gets alone.
+	single := func(method, params string) json.RawMessage {
+		t.Helper()
+		status, h, out := postBatch(t, s, nil, "2025-03-26", `{"jsonrpc":"2.0","id":"single","method":"`+method+`","params":`+params+`}`)
+		if status != http.StatusOK || len(out) != 1 || h.Get("Content-Type") != "application/json" {
+			t.Fatalf("%s alone: %d %s %s", method, status, h.Get("Content-Type"), out)
+		}
+		return out[0]
+	}
+	wantA := rawMember(t, single("tools/call", `{"name":"who","arguments":{}}`), "result")
+	wantB := rawMember(t, single("tools/call", `{"name":"b_who","arguments":{}}`), "result")
+	wantVerbatim := rawMember(t, single("tools/call", verbatimParams), "result")
+	wantReadErr := rawMember(t, single("resources/read", readParams), "error")
+	wantList := rawMember(t, single("tools/list", `{}`), "result")
+	if wantReadErr == "" || !strings.Contains(wantA, "a:who") || !strings.Contains(wantB, "b:who") {
+		t.Fatalf("single answers: %s %s %s", wantA, wantB, wantReadErr)
+	}
+
+	batch := `[` +
+		`{"jsonrpc":"2.0","id":"w1","method":"tools/call","params":{"name":"who","arguments":{}}},` +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":` + verbatimParams + `},` +
+		`{"jsonrpc":"2.0","id":3,"method":"prompts/get","params":` + promptParams + `},` +
+		`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":` + readParams + `},` +
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"b_who","arguments":{}}},` +
+		`{"jsonrpc":"2.0","id":6,"method":"tools/list"}` +
+		`]`
+	want := []struct{ id, member, raw string }{
+		{`"w1"`, "result", wantA},
+		{`2`, "result", wantVerbatim},
+		{`3`, "result", fixture.VerbatimGetPromptJSON},
+		{`4`, "error", wantReadErr},
+		{`5`, "result", wantB},
+		{`6`, "result", wantList},
+	}
+	check := func(name string, status int, h http.Header, out []json.RawMessage) {
+		t.Helper()
+		if status != http.StatusOK || h.Get("Content-Type") != "application/json" || len(out) != len(want) {
+			t.Fatalf("%s: %d %q, %d answers %s; want 200, one JSON array of %d", name, status, h.Get("Content-Type"), len(out), out, len(want))
+		}
+		for i, w := range want {
+			if r := replyOf(t, out[i]); string(r.ID) != w.id {
+				t.Errorf("%s: answer %d has id %s, want %s (the batch's order)", name, i, r.ID, w.id)
+			}
+			if got := rawMember(t, out[i], w.member); got != w.raw {
+				t.Errorf("%s: answer %d (%s): %s\n%s\nwant, as the server sent it:\n%s", name, i, w.id, w.member, got, w.raw)
+			}
+		}
+	}
+
+	// A new connection: net/http serves the batch, and the lane takes the
+	// connection over.
+	fresh := &http.Client{Timeout: 60 * time.Second, Transport: &http.Transport{}}
+	t.Cleanup(fresh.CloseIdleConnections)
+	adopted := g.lane.adopted.Load()
+	status, h, first := postBatch(t, s, fresh, "2025-03-26", batch)
+	check("fresh connection", status, h, first)
+	if g.lane.adopted.Load() == adopted {
+		t.Errorf("the lane did not take over the connection of a batch answered on the fast path")
+	}
+	served := g.lane.served.Load()
+	status, h, again := postBatch(t, s, fresh, "2025-03-26", batch)
+	check("lane", status, h, again)
+	if g.lane.served.Load() != served+1 {
+		t.Errorf("the lane served %d requests, want the batch", g.lane.served.Load()-served)
+	}
+	if fmt.Sprint(first) != fmt.Sprint(again) {
+		t.Errorf("net/http and the lane answer the same batch differently:\n%s\n%s", first, again)
+	}
+
+	// The params as sent, renamed only: the single call's, and one per
+	// batch.
+	seen := paramsSeen(t, s, "b_"+fixture.ParamsSeenTool, "tools/call")
+	if n := countRaw(seen, verbatimSeen); n != 3 {
+		t.Errorf("server b read %d tools/call params %s, want 3 (one single, one per batch); read: %s", n, verbatimSeen, seen)
+	}
+	prompts := paramsSeen(t, s, fixture.ParamsSeenTool, "prompts/get")
+	if n := countRaw(prompts, promptParams); n != 2 {
+		t.Errorf("server a read prompts/get params %s, want %s twice, as sent", prompts, promptParams)
+	}
+}
+
+// countRaw counts the messages of seen that are want, byte for byte.
+func countRaw(seen []json.RawMessage, want string) int {
+	n := 0
+	for _, p := range seen {
+		if string(p) == want {
+			n++
+		}
+	}
+	return n
+}
+
+// TestBatchCancels: a batch of notifications only (a cancellation of a
+// fast-path call in flight) is answered 202, and the call it names ends
+// without an answer; a request of a batch that the agent cancels is left
+// out of the batch's answer.
+func TestBatchCancels(t *testing.T) {
+	url, token, g := batchGateway(t)
+	s := newRawSessionAt(t, url, token, "2025-03-26", `{}`)
+	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+		t.Fatalf("prompts/list: %d %+v", status, r)
+	}
+	// The verbatim prompt with "wait" waits until it is cancelled.
+	const wait = `{"jsonrpc":"2.0","id":%q,"method":"prompts/get","params":{"name":"verbatim","arguments":{"wait":"yes"}}}`
+	inFlight := func(id string) {
+		t.Helper()
+		key := fastCallKey{s.id, `"` + id + `"`}
+		waitFor(t, 10*time.Second, "call "+id+" in flight", func() bool {
+			g.fast.mu.Lock()
+			defer g.fast.mu.Unlock()
+			_, ok := g.fast.calls[key]
+			return ok
+		})
+	}
+	type answer struct {
+		status int
+		h      http.Header
+		out    []json.RawMessage
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		status, h, out, err := postBatchE(s, &http.Client{Timeout: 60 * time.Second}, "2025-03-26", fmt.Sprintf(wait, "w"))
+		done <- answer{status, h, out, err}
+	}()
+	inFlight("w")
+	status, _, out := postBatch(t, s, nil, "2025-03-26", `[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"test"}}]`)
+	if status != http.StatusAccepted || len(out) != 0 {
+		t.Fatalf("batch of a cancellation: %d %s, want 202 and no body", status, out)
+	}
+	select {
+	case a := <-done:
+		if a.err != nil || a.status != http.StatusOK || len(a.out) != 0 {
+			t.Errorf("the cancelled call: %d %s %v, want 200 and no answer", a.status, a.out, a.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the call the batch cancelled is still running")
+	}
+
+	// A batch whose first request is cancelled while it runs: the other
+	// request's answer alone.
+	go func() {
+		status, h, out, err := postBatchE(s, &http.Client{Timeout: 60 * time.Second}, "2025-03-26",
+			`[`+fmt.Sprintf(wait, "w2")+`,{"jsonrpc":"2.0","id":"who","method":"tools/call","params":{"name":"who","arguments":{}}}]`)
+		done <- answer{status, h, out, err}
+	}()
+	inFlight("w2")
+	if status, _, out := postBatch(t, s, nil, "2025-03-26", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w2"}}`); status != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", status, out)
+	}
+	select {
+	case a := <-done:
+		if a.err != nil {
+			t.Fatalf("a batch with a cancelled request: %v", a.err)
+		}
+		if a.status != http.StatusOK || a.h.Get("Content-Type") != "application/json" || len(a.out) != 1 ||
+			string(replyOf(t, a.out[0]).ID) != `"who"` || !strings.Contains(rawMember(t, a.out[0], "result"), "a:who") {
+			t.Errorf("a batch with a cancelled request: %d %q %s, want the other request's answer alone", a.status, a.h.Get("Content-Type"), a.out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the batch with a cancelled request is still running")
+	}
+}
+
+// TestBatchLeftToSDK: a batch holding anything the fast path would not
+// answer alone, or whose answers could need a stream, is the SDK's whole,
+// as before: answered on an SSE stream, every request answered.
+func TestBatchLeftToSDK(t *testing.T) {
+	url, token, _ := batchGateway(t)
+	s := newRawSessionAt(t, url, token, "2025-03-26", `{}`)
+	who := `{"jsonrpc":"2.0","id":"who","method":"tools/call","params":{"name":"who","arguments":{}}}`
+	for _, c := range []struct {
+		name, batch string
+		answers     int
+	}{
+		{"a ping", `[` + who + `,{"jsonrpc":"2.0","id":"p","method":"ping"}]`, 2},
+		{"an unknown tool", `[` + who + `,{"jsonrpc":"2.0","id":"u","method":"tools/call","params":{"name":"nope","arguments":{}}}]`, 2},
+		{"a progress token", `[` + who + `,{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"b_who","arguments":{},"_meta":{"progressToken":1}}}]`, 2},
+		{"a notification the SDK owns", `[` + who + `,{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`, 1},
+		{"a cancellation of nothing in flight", `[` + who + `,{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"gone"}}]`, 1},
+	} {
+		status, h, out := postBatch(t, s, nil, "2025-03-26", c.batch)
+		if status != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") || len(out) != c.answers {
+			t.Errorf("batch with %s: %d %q %s; want the SDK's SSE answer with %d responses", c.name, status, h.Get("Content-Type"), out, c.answers)
+			continue
+		}
+		for _, raw := range out {
+			if r := replyOf(t, raw); string(r.ID) == `"who"` && (r.Error != nil || !strings.Contains(string(r.Result), "a:who")) {
+				t.Errorf("batch with %s: who answered %s", c.name, raw)
+			}
+		}
+	}
+
+	// A client that offers sampling: the server may ask it something
+	// during any call, on the call's stream.
+	sampling := newRawSessionAt(t, url, token, "2025-03-26", `{"sampling":{}}`)
+	status, h, out := postBatch(t, sampling, nil, "2025-03-26", `[`+who+`]`)
+	if status != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") || len(out) != 1 {
+		t.Errorf("batch of a client with sampling: %d %q %s; want the SDK's SSE answer", status, h.Get("Content-Type"), out)
+	}
+}
+
+// TestBatchProtocolVersions: batches are the fast path's only where the
+// SDK takes them: a 2024-11-05 session's too, with or without
+// Mcp-Protocol-Version; a request that says 2025-06-18 on a 2025-03-26
+// session gets the SDK's refusal, and a 2025-06-18 session the gateway's.
+func TestBatchProtocolVersions(t *testing.T) {
+	url, token, _ := batchGateway(t)
+	who := `[{"jsonrpc":"2.0","id":"who","method":"tools/call","params":{"name":"who","arguments":{}}}]`
+	old := newRawSessionAt(t, url, token, "2024-11-05", `{}`)
+	for _, header := range []string{"2024-11-05", ""} {
+		status, h, out := postBatch(t, old, nil, header, who)
+		if status != http.StatusOK || h.Get("Content-Type") != "application/json" || len(out) != 1 || !strings.Contains(string(out[0]), "a:who") {
+			t.Errorf("2024-11-05 session, Mcp-Protocol-Version %q: %d %q %s; want the fast path's JSON array", header, status, h.Get("Content-Type"), out)
+		}
+	}
+	s := newRawSessionAt(t, url, token, "2025-03-26", `{}`)
+	status, _, out := postBatch(t, s, nil, "2025-06-18", who)
+	if status != http.StatusBadRequest || len(out) != 1 {
+		t.Fatalf("batch saying 2025-06-18: %d %s, want the SDK's 400", status, out)
+	}
+	if r := replyOf(t, out[0]); r.Error == nil || r.Error.Code != -32600 || !strings.Contains(r.Error.Message, "batching is not supported in 2025-06-18") {
+		t.Errorf("batch saying 2025-06-18: %s, want the SDK's refusal as a -32600 error", out[0])
+	}
+	newer := newRawSessionAt(t, url, token, "2025-06-18", `{}`)
+	status, _, out = postBatch(t, newer, nil, "2025-06-18", who)
+	if status != http.StatusBadRequest || len(out) != 1 || !strings.Contains(string(out[0]), "not part of protocol 2025-06-18") {
+		t.Errorf("batch on a 2025-06-18 session: %d %s, want 400 naming the protocol", status, out)
+	}
+}
