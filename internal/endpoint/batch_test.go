@@ -352,3 +352,46 @@ func TestBatchProtocolVersions(t *testing.T) {
 		t.Errorf("batch on a 2025-06-18 session: %d %s, want 400 naming the protocol", status, out)
 	}
 }
+
+// TestRoutesRawAgreesWithTheFastPath: what aggregate.RoutesRaw says of a
+// request, before anything is sent, is what RequestRaw does with it: a
+// request that routes is answered alone by the fast path (plain JSON),
+// one that does not by the SDK. A batch relies on it to be answered by one
+// path whole.
+func TestRoutesRawAgreesWithTheFastPath(t *testing.T) {
+	url, token, g := batchGateway(t)
+	s := newRawSession(t, url, token)
+	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+		t.Fatalf("prompts/list: %d %+v", status, r)
+	}
+	for _, c := range []struct {
+		method, params string
+		routes         bool
+	}{
+		{"tools/call", `{"name":"who","arguments":{}}`, true},
+		{"tools/call", `{"name":"b_who"}`, true},
+		{"tools/call", `{"name":"who","arguments":null,"x":[1]}`, true},
+		{"tools/call", `{"name":"nope","arguments":{}}`, false},
+		{"tools/call", `{"name":"who","arguments":[1]}`, false},
+		{"tools/call", `{"name":5}`, false},
+		{"tools/call", `{"name":"who","_meta":"x"}`, false},
+		{"tools/call", `[]`, false},
+		{"prompts/get", `{"name":"verbatim"}`, true},
+		{"prompts/get", `{"name":"nope"}`, false},
+		{"prompts/get", `{"name":1}`, false},
+		{"resources/read", `{"uri":"` + fixture.VerbatimResource + `"}`, true},
+		{"resources/read", `{"uri":"fixture://no/such/resource"}`, true}, // tried on each server
+		{"resources/read", `{"uri":""}`, false},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"verbatim"},"argument":{"name":"topic","value":"a"}}`, true},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"topic","value":"a"}}`, false},
+		{"completion/complete", `{"argument":{"name":"topic","value":"a"}}`, false},
+	} {
+		if got := g.agg.RoutesRaw(c.method, json.RawMessage(c.params)); got != c.routes {
+			t.Errorf("RoutesRaw(%s %s) = %v, want %v", c.method, c.params, got, c.routes)
+		}
+		status, h, _ := postBatch(t, s, nil, s.protocol(), `{"jsonrpc":"2.0","id":1,"method":"`+c.method+`","params":`+c.params+`}`)
+		if fast := status == http.StatusOK && h.Get("Content-Type") == "application/json"; fast != c.routes {
+			t.Errorf("%s %s alone: %d %q: on the fast path: %v, want %v", c.method, c.params, status, h.Get("Content-Type"), fast, c.routes)
+		}
+	}
+}
