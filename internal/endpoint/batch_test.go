@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -393,5 +394,57 @@ func TestRoutesRawAgreesWithTheFastPath(t *testing.T) {
 		if fast := status == http.StatusOK && h.Get("Content-Type") == "application/json"; fast != c.routes {
 			t.Errorf("%s %s alone: %d %q: on the fast path: %v, want %v", c.method, c.params, status, h.Get("Content-Type"), fast, c.routes)
 		}
+	}
+}
+
+// TestBatchOfAnswers: the agent's answer to a server's request made during
+// a fast-path call (sampling, on the call's own stream) may come in a
+// batch: it is taken (202) and reaches the server, which ends the call.
+func TestBatchOfAnswers(t *testing.T) {
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), io.Discard, fixtureSpec("fx", fixture.Options{Tools: []string{"sample"}}))
+	s := newRawSessionAt(t, url, token, "2025-03-26", `{"sampling":{}}`)
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(callBody(3, "sample", `{"prompt":"hello"}`, "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "Mcp-Session-Id": s.id, "Mcp-Protocol-Version": "2025-03-26"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != http.StatusOK || ct != "text/event-stream" {
+		t.Fatalf("sample: %s %q, want 200 and an SSE stream", resp.Status, ct)
+	}
+	br := bufio.NewReader(resp.Body)
+	next := func() string {
+		t.Helper()
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				t.Fatalf("read the call's stream: %v", err)
+			}
+			if data, ok := strings.CutPrefix(strings.TrimSpace(line), "data: "); ok {
+				return data
+			}
+		}
+	}
+	var ask struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal([]byte(next()), &ask); err != nil || ask.Method != "sampling/createMessage" {
+		t.Fatalf("first event: %+v %v, want the server's sampling request", ask, err)
+	}
+	status, _, out := postBatch(t, s, nil, "2025-03-26", `[{"jsonrpc":"2.0","id":`+string(ask.ID)+`,"result":{"role":"assistant","content":{"type":"text","text":"hi there"},"model":"m"}}]`)
+	if status != http.StatusAccepted || len(out) != 0 {
+		t.Fatalf("the agent's answer in a batch: %d %s, want 202", status, out)
+	}
+	var res rpcReply
+	if err := json.Unmarshal([]byte(next()), &res); err != nil || res.Error != nil || replyText(t, res) != "model said: hi there" {
+		t.Fatalf("the call's result: %+v %v", res, err)
 	}
 }
