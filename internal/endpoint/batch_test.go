@@ -448,3 +448,38 @@ func TestBatchOfAnswers(t *testing.T) {
 		t.Fatalf("the call's result: %+v %v", res, err)
 	}
 }
+
+// TestBatchOfTaskRequests: task requests (a task-augmented tools/call and
+// tasks/*) in a batch are answered by the fast path, each as alone.
+func TestBatchOfTaskRequests(t *testing.T) {
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 0), io.Discard, fixtureSpec("a", fixture.Options{Name: "a", Tasks: true}))
+	s := newRawSessionAt(t, url, token, "2025-03-26", `{}`)
+	status, h, out := postBatch(t, s, nil, "2025-03-26", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"task_echo","arguments":{"n":7},"task":{"ttl":60000}}},`+
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_echo","arguments":{"n":8},"task":{"ttl":60000}}}]`)
+	if status != http.StatusOK || h.Get("Content-Type") != "application/json" || len(out) != 2 {
+		t.Fatalf("batch of two task-augmented calls: %d %q %s, want a JSON array of 2", status, h.Get("Content-Type"), out)
+	}
+	var ids []string
+	for _, raw := range out {
+		var created struct {
+			Task struct {
+				TaskID string `json:"taskId"`
+			} `json:"task"`
+		}
+		if err := json.Unmarshal([]byte(rawMember(t, raw, "result")), &created); err != nil || created.Task.TaskID == "" {
+			t.Fatalf("task created: %s", raw)
+		}
+		ids = append(ids, created.Task.TaskID)
+	}
+	status, h, out = postBatch(t, s, nil, "2025-03-26", `[{"jsonrpc":"2.0","id":"r1","method":"tasks/result","params":{"taskId":"`+ids[0]+`"}},`+
+		`{"jsonrpc":"2.0","id":"r2","method":"tasks/result","params":{"taskId":"`+ids[1]+`"}},`+
+		`{"jsonrpc":"2.0","id":"l","method":"tasks/list","params":{}}]`)
+	if status != http.StatusOK || h.Get("Content-Type") != "application/json" || len(out) != 3 {
+		t.Fatalf("batch of tasks/result and tasks/list: %d %q %s, want a JSON array of 3", status, h.Get("Content-Type"), out)
+	}
+	for i, want := range []string{`task result of a: {\"n\":7}`, `task result of a: {\"n\":8}`, `"taskId":"` + ids[1] + `"`} {
+		if got := rawMember(t, out[i], "result"); !strings.Contains(got, want) {
+			t.Errorf("answer %d: %s, want it to hold %s", i, out[i], want)
+		}
+	}
+}
