@@ -35,7 +35,8 @@ import (
 type batchCall struct {
 	msg  *rpcMessage
 	task bool
-	page json.RawMessage // tools/list: the answer, read before anything runs
+	list bool            // tools/list, answered with page
+	page json.RawMessage // read before anything runs
 	ctx  context.Context
 	stop context.CancelCauseFunc
 	res  json.RawMessage
@@ -110,7 +111,7 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 			if err != nil {
 				return false
 			}
-			c.page = page
+			c.list, c.page = true, page
 		case c.task:
 		case !aggregate.ForwardsRaw(el.Method):
 			return false
@@ -127,21 +128,14 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 		}
 		calls = append(calls, c)
 	}
-	if !f.register(r.Context(), sid, calls, cancels, answers) {
+	stops, ok := f.register(r.Context(), sid, calls, cancels, answers)
+	if !ok {
 		return false
 	}
 	defer f.unregister(sid, calls)
 
 	// The batch is the fast path's from here. Notifications and responses
 	// first, as the SDK reads a batch in order.
-	f.mu.Lock()
-	var stops []context.CancelCauseFunc
-	for _, id := range cancels {
-		if stop, ok := f.calls[fastCallKey{sid, string(id)}]; ok {
-			stops = append(stops, stop)
-		}
-	}
-	f.mu.Unlock()
 	for _, stop := range stops {
 		stop(errCancelledByAgent)
 	}
@@ -158,7 +152,7 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 
 	var wg sync.WaitGroup
 	for i, c := range calls {
-		if c.page != nil {
+		if c.list {
 			continue
 		}
 		run := func() {
@@ -187,15 +181,16 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 		var member string
 		var raw json.RawMessage
 		switch {
-		case c.page != nil:
+		case c.list:
 			member, raw = "result", c.page
 		case errors.Is(context.Cause(c.ctx), errCancelledByAgent):
 			continue // no answer to a cancelled request
 		case errors.Is(c.err, aggregate.ErrNeedsSession):
-			// The routes changed since RoutesRaw said yes: the request
-			// was not sent.
+			// RoutesRaw said yes, but the routes changed before the
+			// request went (or its params could not be rewritten):
+			// nothing was sent, and the batch is answered already.
 			member, raw = "error", errorJSON(&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-				Message: "the gateway's routes changed while the batch was read; nothing was sent: send the request again"})
+				Message: "the gateway could not forward this request of a batch (its routes changed meanwhile); nothing was sent: send it again"})
 		case c.err != nil:
 			member, raw = "error", errorJSON(callError(c.ctx, r, c.err))
 		default:
@@ -219,38 +214,42 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 // not being closed, that no request id is in flight on the session, and
 // that every cancellation and response names what the fast path holds,
 // and then records the requests as calls in flight, each with a context
-// of its own, all at once. It reports false, having recorded nothing,
-// when the batch is the SDK's.
-func (f *fastPath) register(ctx context.Context, sid string, calls []*batchCall, cancels []json.RawMessage, answers []*rpcMessage) bool {
+// of its own (ctx's child), all at once. It returns the stops of the calls
+// the cancellations name, or false, having recorded nothing, when the
+// batch is the SDK's.
+func (f *fastPath) register(ctx context.Context, sid string, calls []*batchCall, cancels []json.RawMessage, answers []*rpcMessage) ([]context.CancelCauseFunc, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if _, ended := f.ended[sid]; ended {
-		return false
+		return nil, false
 	}
 	for _, c := range calls {
 		if _, dup := f.calls[fastCallKey{sid, string(c.msg.ID)}]; dup {
-			return false
+			return nil, false
 		}
 	}
+	stops := make([]context.CancelCauseFunc, 0, len(cancels))
 	for _, id := range cancels {
-		if _, ok := f.calls[fastCallKey{sid, string(id)}]; !ok {
-			return false
+		stop, ok := f.calls[fastCallKey{sid, string(id)}]
+		if !ok {
+			return nil, false
 		}
+		stops = append(stops, stop)
 	}
 	for _, el := range answers {
 		if _, ok := f.asks[fastCallKey{sid, string(el.ID)}]; !ok {
-			return false
+			return nil, false
 		}
 	}
 	for _, c := range calls {
-		if c.page != nil {
+		if c.list {
 			continue
 		}
 		// The calls of a batch live as long as its HTTP request.
 		c.ctx, c.stop = context.WithCancelCause(ctx)
 		f.calls[fastCallKey{sid, string(c.msg.ID)}] = c.stop
 	}
-	return true
+	return stops, true
 }
 
 // unregister forgets a batch's calls once answered.
