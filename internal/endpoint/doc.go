@@ -22,9 +22,11 @@
 //     (Options.MaxSessions), never by idle time, so they survive a paused
 //     sandbox; beyond the bound the least recently used one is closed,
 //     preferring sessions with no request in flight;
-//   - the fast path (fastpath.go): tools/list and tools/call on a live
-//     session from a client that accepts JSON are answered outside the
-//     SDK, with the upstream's result bytes as they came;
+//   - the fast path (fastpath.go): tools/list and the forwarded requests
+//     (tools/call, prompts/get, ...) on a live session from a client that
+//     accepts JSON are answered outside the SDK, with the upstream's result
+//     bytes as they came; so are batches made only of such messages
+//     (batch.go);
 //   - everything else: the Go MCP SDK's StreamableHTTPHandler.
 //
 // The lane (lane.go) serves the keep-alive connections of fast-path clients

@@ -30,8 +30,9 @@ import (
 // that is done again on the upstream side. Here a call's result goes from the
 // server's stdout to the agent as the bytes the server wrote.
 //
-// It takes only what it fully understands: a single request with an id, on a
-// session the SDK holds, from a client that accepts JSON responses. What it
+// It takes only what it fully understands: a single request with an id (or
+// a batch made only of what it takes alone: batch.go), on a session the SDK
+// holds, from a client that accepts JSON responses. What it
 // declines goes to the SDK unchanged, which also owns every error other than
 // an upstream's: unknown tools, bad params, gone sessions (404).
 type fastPath struct {
