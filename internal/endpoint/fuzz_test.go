@@ -29,7 +29,11 @@ type fuzzGateway struct {
 	client     *http.Client
 	mu         sync.Mutex
 	session    string // a live MCP session, renewed when a fuzzed DELETE ends it
-	checks     int    // alive calls so far
+	// old is a session of protocol 2025-03-26, which has batches ("OLDSESSION"
+	// in FuzzLaneWire's inputs, fuzzOldSession in FuzzHTTPEndpoint's);
+	// not renewed.
+	old    string
+	checks int // alive calls so far
 	// next is a connection the lane has taken over, made by the liveness
 	// check after an input, for the next input's second sending (nil
 	// when there is none yet); nextR reads it.
@@ -73,12 +77,20 @@ func startFuzzGateway(f testing.TB) *fuzzGateway {
 	if err := fg.renew(); err != nil {
 		f.Fatal(err)
 	}
+	fg.old = fg.session
+	if err := fg.renewAt("2025-03-26"); err != nil {
+		f.Fatal(err)
+	}
+	fg.old, fg.session = fg.session, fg.old
 	return fg
 }
 
 // renew initializes a new session.
-func (fg *fuzzGateway) renew() error {
-	resp, body, err := fg.do(http.MethodPost, fg.url+"/mcp", "", []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}`))
+func (fg *fuzzGateway) renew() error { return fg.renewAt("2025-11-25") }
+
+// renewAt initializes a new session of protocol version.
+func (fg *fuzzGateway) renewAt(version string) error {
+	resp, body, err := fg.doAt(http.MethodPost, fg.url+"/mcp", "", version, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+version+`","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}`))
 	if err != nil {
 		return err
 	}
@@ -86,7 +98,7 @@ func (fg *fuzzGateway) renew() error {
 		return fmt.Errorf("initialize: %d %s", resp.StatusCode, body)
 	}
 	fg.session = resp.Header.Get("Mcp-Session-Id")
-	resp, body, err = fg.do(http.MethodPost, fg.url+"/mcp", fg.session, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	resp, body, err = fg.doAt(http.MethodPost, fg.url+"/mcp", fg.session, version, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
 	if err != nil {
 		return err
 	}
@@ -98,6 +110,11 @@ func (fg *fuzzGateway) renew() error {
 
 // do sends a well-formed request with the token.
 func (fg *fuzzGateway) do(method, url, session string, body []byte) (*http.Response, []byte, error) {
+	return fg.doAt(method, url, session, "2025-11-25", body)
+}
+
+// doAt is do for a session of protocol version.
+func (fg *fuzzGateway) doAt(method, url, session, version string, body []byte) (*http.Response, []byte, error) {
 	req, err := http.NewRequest(method, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, nil, err
@@ -107,7 +124,7 @@ func (fg *fuzzGateway) do(method, url, session string, body []byte) (*http.Respo
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if session != "" {
 		req.Header.Set("Mcp-Session-Id", session)
-		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		req.Header.Set("Mcp-Protocol-Version", version)
 	}
 	resp, err := fg.client.Do(req)
 	if err != nil {
@@ -265,6 +282,9 @@ const (
 	fuzzNoToken   = 1 << 2 // no Authorization header of ours
 	fuzzNoSession = 1 << 3 // no Mcp-Session-Id of ours
 	fuzzNoTypes   = 1 << 4 // no Content-Type and Accept of ours
+	// fuzzOldSession sends the request on the 2025-03-26 session, which
+	// has batches.
+	fuzzOldSession = 1 << 5
 )
 
 // FuzzHTTPEndpoint sends random bodies and headers to a live gateway with a
@@ -299,6 +319,11 @@ func FuzzHTTPEndpoint(f *testing.F) {
 		{0, "Content-Length: 100000", `{"jsonrpc":"2.0"}`},
 		{0, "Last-Event-ID: 1", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
 		{0, "Host: example.com", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+		{fuzzOldSession, "", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a"}}},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`},
+		{fuzzOldSession, "", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"fail","arguments":{"message":"m"}}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`},
+		{fuzzOldSession, "", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}},{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`},
+		{fuzzOldSession, "", `[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}]`},
+		{fuzzOldSession, "Mcp-Protocol-Version: 2025-06-18", `[{"jsonrpc":"2.0","id":1,"method":"tools/list"}]`},
 	} {
 		f.Add(seed.mode, seed.headers, []byte(seed.body))
 	}
@@ -315,7 +340,11 @@ func FuzzHTTPEndpoint(f *testing.F) {
 		if mode&fuzzNoToken == 0 {
 			req.Header.Set("Authorization", "Bearer "+fg.token)
 		}
-		if mode&fuzzNoSession == 0 {
+		switch {
+		case mode&fuzzNoSession != 0:
+		case mode&fuzzOldSession != 0:
+			req.Header.Set("Mcp-Session-Id", fg.old)
+		default:
 			req.Header.Set("Mcp-Session-Id", fg.session)
 		}
 		if mode&fuzzNoTypes == 0 {
@@ -444,6 +473,7 @@ func laneWireSeeds() []string {
 	post := func(extra, body string) string {
 		return head + extra + fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body)
 	}
+	old := func(req string) string { return strings.Replace(req, "SESSION", "OLDSESSION", 1) }
 	return []string{
 		post("", call),
 		post("", call) + post("", call),
@@ -458,6 +488,12 @@ func laneWireSeeds() []string {
 		strings.ReplaceAll(post("", call), "\r\n", "\n"),
 		strings.Replace(post("", call), "Bearer TOKEN", "Bearer nope", 1),
 		strings.Replace(post("", call), "Host: 127.0.0.1", "Host: evil.example", 1),
+		// Batches, on the session whose protocol has them.
+		old(post("", `[`+call+`,{"jsonrpc":"2.0","id":2,"method":"tools/list"}]`)),
+		old(post("", `[`+call+`,{"jsonrpc":"2.0","id":2,"method":"ping"}]`)),
+		old(post("", `[`+call+`,`+call+`]`)),
+		old(post("", `[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}]`)),
+		old(post("Mcp-Protocol-Version: 2025-06-18\r\n", `[`+call+`]`)),
 		head + "Transfer-Encoding: chunked\r\n\r\n" + fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(call), call),
 		"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n",
 		"POST /mcp HTTP/1.1\r\n\r\n",
@@ -470,6 +506,7 @@ func (fg *fuzzGateway) checkLaneWire(raw []byte) error {
 	fg.mu.Lock() // workers are processes; this only guards -parallel
 	defer fg.mu.Unlock()
 	raw = bytes.ReplaceAll(raw, []byte("TOKEN"), []byte(fg.token))
+	raw = bytes.ReplaceAll(raw, []byte("OLDSESSION"), []byte(fg.old))
 	raw = bytes.ReplaceAll(raw, []byte("SESSION"), []byte(fg.session))
 	// Ending or starting sessions changes what the second sending
 	// gets; the answers are compared for everything else (and the input
