@@ -569,17 +569,17 @@ func TestSessionBoundsRefuse(t *testing.T) {
 	}
 }
 
-// TestHungUpCallsStillCount: a call that takes the SDK's path (its
-// progress token is null, which the fast path leaves to the SDK) runs on
+// TestHungUpCallsStillCount: a call that takes the SDK's path (in a batch,
+// on a 2025-03-26 session: the fast path leaves batches to the SDK) runs on
 // after its client hangs up, and the SDK keeps it until it ends: such calls
 // still count against --max-session-requests, so hanging up cannot pile
 // them up.
 func TestHungUpCallsStillCount(t *testing.T) {
 	sb := hardenedBox(t, "--max-session-requests", "2")
-	const v = "2025-11-25"
+	const v = "2025-03-26"
 	sid := initSessionCaps(t, sb, v, `{"name":"raw","version":"1"}`, `{"sampling":{}}`)
 	sleep := func(id string, ms int) string {
-		return post(sb, sid, v, fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d},"_meta":{"progressToken":null}}}`, id, ms))
+		return post(sb, sid, v, fmt.Sprintf(`[{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d}}}]`, id, ms))
 	}
 	for i := range 2 {
 		rc := dialRaw(t, sb)

@@ -32,7 +32,9 @@ var ErrNeedsSession = errors.New("aggregate: the call needs the session's own st
 // The caller answers the agent on the request's own HTTP response, outside
 // the SDK, so CallToolRaw takes only calls during which the server cannot
 // need that request's stream, and returns ErrNeedsSession otherwise: a call
-// with a progress token; a session that set a log level (its log messages
+// with a progress token (a null one is none: the params go on as sent, and
+// progress with a null token has nowhere to go, as on the SDK path); a
+// session that set a log level (its log messages
 // go with the call); a client that offers sampling or elicitation (requests
 // that belong to the call); a client that offers roots but has no
 // standalone stream open (hasStream), where a roots/list request goes, as
@@ -40,7 +42,7 @@ var ErrNeedsSession = errors.New("aggregate: the call needs the session's own st
 // an object and upstreams without raw support also go to the SDK path,
 // which owns their errors.
 func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool) (json.RawMessage, error) {
-	return g.callToolRaw(ctx, ss, params, hasStream, nil, nil)
+	return g.callToolRaw(ctx, ss, params, hasStream, nil, nil, nil)
 }
 
 // CallToolStream is CallToolRaw for a caller that can also send the agent
@@ -57,14 +59,12 @@ func (g *Gateway) CallToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 // be asked something on the call's stream), whether or not anything came:
 // the caller may keep such a client's connection where it can stream.
 func (g *Gateway) CallToolStream(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify, ask Ask, needed *bool) (json.RawMessage, error) {
-	if needed != nil {
-		*needed = g.mayStream(ss, params, hasStream)
-	}
-	return g.callToolRaw(ctx, ss, params, hasStream, notify, ask)
+	return g.callToolRaw(ctx, ss, params, hasStream, notify, ask, needed)
 }
 
 // mayStream reports whether a request of session ss with params could send
-// the agent anything on its stream (see CallToolStream's needed).
+// the agent anything on its stream (RequestStream's needed; a tools/call
+// sets it from its decoded _meta, where a null token is none).
 func (g *Gateway) mayStream(ss *mcp.ServerSession, params json.RawMessage, hasStream bool) bool {
 	g.mu.RLock()
 	_, logs := g.levels[ss]
@@ -78,7 +78,10 @@ func hasProgressToken(params json.RawMessage) bool {
 	return bytes.Contains(params, []byte("progressToken")) || bytes.Contains(params, []byte(`\u`))
 }
 
-func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify, ask Ask) (json.RawMessage, error) {
+// callToolRaw is CallToolRaw, and CallToolStream when notify and ask are
+// set; needed is CallToolStream's, set once the call's _meta is read (a
+// call declined leaves it as it was: the SDK path answers it).
+func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage, hasStream bool, notify Notify, ask Ask, needed *bool) (json.RawMessage, error) {
 	if !g.rawEligible(ss, hasStream, notify != nil && ask != nil) {
 		return nil, ErrNeedsSession
 	}
@@ -103,8 +106,11 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		if json.Unmarshal(p.Meta, &meta) != nil {
 			return nil, ErrNeedsSession
 		}
-		if t, ok := meta[progressKey]; ok {
-			if notify == nil || !json.Valid(t) || bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
+		// A null token is none (as agentParams reads it on the SDK path):
+		// the params go on as sent, and the server has no token to send
+		// progress with that the gateway could route.
+		if t, ok := meta[progressKey]; ok && !bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
+			if notify == nil || !json.Valid(t) {
 				return nil, ErrNeedsSession
 			}
 			token = t
@@ -124,33 +130,19 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 	if !ok {
 		return nil, ErrNeedsSession
 	}
-	server := r.up.Name()
-	if g.hooked(server, r.name) {
-		if token != nil {
-			return nil, ErrNeedsSession // the SDK path maps its token
-		}
-		if bytes.Equal(args, []byte("null")) {
-			args = nil
-		}
-		if r.name != name {
-			var err error
-			if params, err = rename(params, r.name); err != nil {
-				return nil, ErrNeedsSession
-			}
-		}
-		began := time.Now()
-		_, done := g.calls.beginNotify(ctx, ss, server, notify, ask)
-		res, trace, err := g.callToolRawHooked(ctx, ss, up, r, name, args, params)
-		done()
-		g.auditRaw(ss, server, name, began, len(args), res, err, trace)
-		return res, err
-	}
 	if r.name != name {
 		var err error
 		if params, err = rename(params, r.name); err != nil {
 			return nil, ErrNeedsSession
 		}
 	}
+	if needed != nil {
+		// A log level set, or a client that may be asked something,
+		// makes the session's calls ineligible without a stream.
+		*needed = token != nil || !g.rawEligible(ss, hasStream, false)
+	}
+	server := r.up.Name()
+	hooked := g.hooked(server, r.name)
 	began := time.Now()
 	c, done := g.calls.beginNotify(ctx, ss, server, notify, ask)
 	var res json.RawMessage
@@ -164,6 +156,16 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 			done()
 			return nil, ErrNeedsSession
 		}
+	}
+	if hooked {
+		if bytes.Equal(args, []byte("null")) {
+			args = nil
+		}
+		var trace string
+		res, trace, err = g.callToolRawHooked(ctx, ss, up, r, name, args, params)
+		done()
+		g.auditRaw(ss, server, name, began, len(args), res, err, trace)
+		return res, err
 	}
 	res, err = up.CallRaw(ctx, "tools/call", params)
 	done()

@@ -52,7 +52,7 @@ func (g *Gateway) RequestStream(ctx context.Context, ss *mcp.ServerSession, meth
 
 func (g *Gateway) requestRaw(ctx context.Context, ss *mcp.ServerSession, method string, params json.RawMessage, hasStream bool, notify Notify, ask Ask) (json.RawMessage, error) {
 	if method == "tools/call" {
-		return g.callToolRaw(ctx, ss, params, hasStream, notify, ask)
+		return g.callToolRaw(ctx, ss, params, hasStream, notify, ask, nil)
 	}
 	if !ForwardsRaw(method) || !g.rawEligible(ss, hasStream, notify != nil && ask != nil) {
 		return nil, ErrNeedsSession

@@ -50,6 +50,10 @@ type fastPath struct {
 	// while it closes them (Close waits for their SDK requests): a fast
 	// call for one of them is left to the SDK, which answers 404 or waits.
 	ended map[string]struct{}
+
+	// forwarded counts the requests answered here by forwarding them (or
+	// by aggregate.Task), for tests: which path took a request.
+	forwarded atomic.Int64
 }
 
 type fastCallKey struct{ session, id string }
@@ -103,7 +107,11 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		}
 		return f.list(w, msg)
 	}
-	return f.call(w, r, ss, sid, msg, task)
+	if !f.call(w, r, ss, sid, msg, task) {
+		return false
+	}
+	f.forwarded.Add(1)
+	return true
 }
 
 // list answers tools/list from the aggregate's encoded pages. Through the

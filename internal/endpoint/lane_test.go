@@ -164,6 +164,26 @@ func TestLaneServesKeepAliveCalls(t *testing.T) {
 	}
 }
 
+// TestLaneServesNullProgressToken: a call whose progress token is null
+// has no progress to stream, so the lane serves it like any plain call: the
+// connection is taken over after one, and the next is served on the lane.
+func TestLaneServesNullProgressToken(t *testing.T) {
+	url, token, g, _ := fastPathGateway(t)
+	sid := newRawSession(t, url, token).id
+	w := dialWire(t, url)
+	for id := 1; id <= 2; id++ {
+		w.send(mcpPost(token, sid, callBody(id, "b_who", `{}`, `{"progressToken":null}`)))
+		resp, body := w.response()
+		r := parseReplies(t, resp.Header.Get("Content-Type"), body)
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json" || len(r) != 1 || replyText(t, r[0]) != "b:who" {
+			t.Fatalf("call %d with a null progress token: %s %q %s", id, resp.Status, ct, body)
+		}
+	}
+	if a, s, b := g.lane.adopted.Load(), g.lane.served.Load(), g.lane.handedBack.Load(); a != 1 || s != 1 || b != 0 {
+		t.Fatalf("adopted %d, served %d, handed back %d; want the connection taken over after the first call and the second served on the lane", a, s, b)
+	}
+}
+
 // TestLaneHandsBackWhatItDoesNotServe: requests the lane cannot serve as
 // net/http would, or must not, reach net/http with every byte, and get
 // net/http's answer; a connection left open serves calls again.

@@ -1,13 +1,17 @@
 package endpoint
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
@@ -19,10 +23,9 @@ import (
 var gatewayToken = regexp.MustCompile(`"mcp-gateway-\d+"`)
 
 // TestForwardsParamsAsSent: the requests the gateway forwards (prompts/get,
-// resources/read, completion/complete on the fast path; resources/subscribe
-// and unsubscribe, and tools/call off the fast path, on the SDK's) reach
-// the server with
-// the params the agent sent, byte for byte: members the SDK's types do not
+// resources/read, completion/complete and tools/call on the fast path;
+// resources/subscribe and unsubscribe on the SDK's) reach
+// the server with the params the agent sent, byte for byte: members the SDK's types do not
 // know stay, and so does every member's order. Only what routing needs
 // changes: a renamed prompt's or tool's name, a rewritten URI, and the
 // progress token, which becomes one of the gateway's. Two fixtures that
@@ -59,10 +62,10 @@ func TestForwardsParamsAsSent(t *testing.T) {
 		{"resources/unsubscribe",
 			`{"extra":"first","uri":"` + shared + `"}`,
 			`{"extra":"first","uri":"` + fixture.SharedResourceURI + `"}`, false},
-		// A progress token of null: the fast path leaves the call to the SDK's.
+		// A progress token of null is no token: the params go on as sent.
 		{"tools/call",
 			`{"_meta":{"progressToken":null,"z":true},"name":"b_echo","arguments":{"text":"hi"},"extra":[1]}`,
-			`{"_meta":{"progressToken":null,"z":true},"name":"echo","arguments":{"text":"hi"},"extra":[1]}`, false},
+			`{"_meta":{"progressToken":null,"z":true},"name":"echo","arguments":{"text":"hi"},"extra":[1]}`, true},
 	}
 	for i, c := range cases {
 		status, h, replies := s.post(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, 100+i, c.method, c.sent))
@@ -84,6 +87,65 @@ func TestForwardsParamsAsSent(t *testing.T) {
 			t.Errorf("%s: the agent sent\n%s\nthe server read\n%s\nwant\n%s", c.method, c.sent, got, c.want)
 		}
 	}
+}
+
+// TestNullProgressTokenOnFastPath: a tools/call whose _meta has a null
+// progress token (as the Go SDK's client sends Meta{"progressToken": nil})
+// is taken by the fast path: the server reads the params as the agent sent
+// them (on one line, as every request to a stdio server goes: compacted),
+// only the routed name set, no token added, and the agent gets the
+// server's result as the server wrote it, as plain JSON.
+func TestNullProgressTokenOnFastPath(t *testing.T) {
+	url, token, e := inProcessGatewayOf(t, testSettings(t, 16), io.Discard,
+		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true}),
+		fixtureSpec("b", fixture.Options{Name: "b", Verbatim: true}))
+	s := newRawSession(t, url, token)
+	args := `{ "zeta" : "z", "alpha":1.50 }`
+	for i, c := range []struct{ sent, want string }{
+		{`{"name":"b_verbatim","_meta":{"progressToken":null},"arguments":` + args + `}`,
+			`{"name":"verbatim","_meta":{"progressToken":null},"arguments":` + args + `}`},
+		{`{"_meta": { "z":[{"}":"{"}], "progressToken" : null } ,"arguments":` + args + `,"name":"b_verbatim","x":"\"é\u00e9"}`,
+			`{"_meta": { "z":[{"}":"{"}], "progressToken" : null } ,"arguments":` + args + `,"name":"verbatim","x":"\"é\u00e9"}`},
+		// Not renamed: a's tool keeps its name, and the params every byte.
+		{`{"arguments":` + args + `,"name":"verbatim","_meta":{"progressToken":null,"progressToken2":"x"}}`,
+			`{"arguments":` + args + `,"name":"verbatim","_meta":{"progressToken":null,"progressToken2":"x"}}`},
+	} {
+		before := e.fast.forwarded.Load()
+		id := 200 + i
+		status, h, msgs := s.postEvents(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`, id, c.sent))
+		if ct := h.Get("Content-Type"); status != http.StatusOK || ct != "application/json" || e.fast.forwarded.Load() != before+1 {
+			t.Errorf("%s: status %d, Content-Type %q, fast-path answers %d -> %d; want the fast path's plain JSON",
+				c.sent, status, ct, before, e.fast.forwarded.Load())
+		}
+		// The fixture (a Go SDK server) encodes its CallToolResult so.
+		res, err := json.Marshal(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "verbatim called with " + compact(t, args)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":%s}`, id, res)
+		if len(msgs) != 1 || msgs[0] != want {
+			t.Errorf("%s: answered\n%q\nwant the server's result as it wrote it\n%s", c.sent, msgs, want)
+		}
+		server := "b_"
+		if i == 2 {
+			server = ""
+		}
+		seen := paramsSeen(t, s, server+fixture.ParamsSeenTool, "tools/call")
+		if len(seen) < 2 || string(seen[len(seen)-2]) != compact(t, c.want) {
+			t.Errorf("the agent sent\n%s\nthe server read %s\nwant\n%s", c.sent, seen, c.want)
+		}
+	}
+}
+
+// compact is s without insignificant whitespace, as the gateway writes a
+// request to a stdio server (on one line).
+func compact(t *testing.T, s string) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := json.Compact(&b, []byte(s)); err != nil {
+		t.Fatalf("compact %s: %v", s, err)
+	}
+	return b.String()
 }
 
 // paramsSeen returns the params of every request of method the fixture
@@ -122,18 +184,68 @@ func TestInterceptedCallKeepsParams(t *testing.T) {
 		// The fast path.
 		{`{"extra":{"z":1,"a":2},"name":"b_echo","arguments":{"text":"hooked"},"_meta":{"trace":"t-1"}}`,
 			`{"extra":{"z":1,"a":2},"name":"echo","arguments":{"text":"hooked"},"_meta":{"trace":"t-1"}}`},
-		// A progress token on an intercepted tool: the SDK's path.
+		// A progress token on an intercepted tool: the gateway's own
+		// token, on the fast path too.
 		{`{"extra":{"z":1,"a":2},"name":"b_echo","arguments":{"text":"hooked"},"_meta":{"trace":"t-1","progressToken":"p"}}`,
 			`{"extra":{"z":1,"a":2},"name":"echo","arguments":{"text":"hooked"},"_meta":{"trace":"t-1","progressToken":<token>}}`},
 	} {
-		status, _, replies := s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + c.sent + `}`)
+		status, h, replies := s.post(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":` + c.sent + `}`)
 		if status != http.StatusOK || len(replies) != 1 || !strings.Contains(replyText(t, replies[0]), "hooked") {
 			t.Fatalf("echo %s: %d %+v", c.sent, status, replies)
+		}
+		if ct := h.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("echo %s: Content-Type %q, want the fast path's plain JSON (no progress came)", c.sent, ct)
 		}
 		seen := paramsSeen(t, s, "b_"+fixture.ParamsSeenTool, "tools/call")
 		if len(seen) < 2 || gatewayToken.ReplaceAllString(string(seen[len(seen)-2]), "<token>") != c.want {
 			t.Errorf("the agent sent\n%s\nthe server read %s\nwant it as sent, renamed:\n%s", c.sent, seen, c.want)
 		}
+	}
+}
+
+// TestInterceptedCallStreamsProgress: a call with a progress token to a
+// tool interceptors apply to is taken by the fast path: the server gets a
+// token of the gateway's, and its progress notifications reach the agent
+// on the call's stream, with the agent's token and otherwise as the server
+// wrote them, before the result. The interceptor runs: a call over its
+// size is refused without reaching the server.
+func TestInterceptedCallStreamsProgress(t *testing.T) {
+	set := testSettings(t, 16)
+	set.Interceptors = func(specs []catalog.ServerSpec) *intercept.Engine {
+		cfg, err := intercept.Parse([]byte(`{"interceptors":[{"name":"size","type":"sizeGuard","maxArgumentBytes":20}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return intercept.New(cfg, specs, intercept.Options{})
+	}
+	url, token, e := inProcessGatewayOf(t, set, io.Discard,
+		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"progress"}}))
+	s := newRawSession(t, url, token)
+	for i, tok := range []string{`7`, `"p-1"`, `{"k":[1]}`} {
+		id := 10 + i
+		before := e.fast.forwarded.Load()
+		_, h, events := s.postEvents(callBody(id, "progress", `{"steps":3}`, `{"progressToken":`+tok+`}`))
+		if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || len(events) != 4 {
+			t.Fatalf("token %s: Content-Type %q, events %q", tok, ct, events)
+		}
+		if n := e.fast.forwarded.Load(); n != before+1 {
+			t.Errorf("token %s: fast-path answers %d -> %d, want the fast path", tok, before, n)
+		}
+		for j, ev := range events[:3] {
+			want := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":` + tok +
+				`,"message":"step ` + strconv.Itoa(j+1) + `/3","progress":` + strconv.Itoa(j+1) + `,"total":3}}`
+			if ev != want {
+				t.Errorf("token %s: event %d\n got %s\nwant %s", tok, j, ev, want)
+			}
+		}
+		if want := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"result":{"content":[{"type":"text","text":"done 3"}]}}`; events[3] != want {
+			t.Errorf("token %s: last event\n got %s\nwant %s", tok, events[3], want)
+		}
+	}
+	// Over the interceptor's size: refused, no progress, nothing upstream.
+	_, _, events := s.postEvents(callBody(20, "progress", `{"steps":3,"pad":"0123456789"}`, `{"progressToken":8}`))
+	if len(events) != 1 || !strings.Contains(events[0], "at most 20 are allowed") || strings.Contains(events[0], "done") {
+		t.Errorf("a call over the interceptor's size: %q, want its refusal only", events)
 	}
 }
 
