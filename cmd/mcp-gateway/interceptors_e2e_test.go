@@ -120,8 +120,8 @@ func checkIntercepted(t *testing.T, ctx context.Context, cs *mcp.ClientSession) 
 
 // TestInterceptorsHTTP runs the plugin, the exec script and x-tools through
 // the background gateway and HTTP, on both tools/call paths (the fast
-// path, and the SDK's, which a progress token takes), with a plugin crash
-// on the way.
+// path, with a progress token too, and the SDK's, which a call in a batch
+// takes), with a plugin crash on the way.
 func TestInterceptorsHTTP(t *testing.T) {
 	sb := newTestbox(t)
 	file, cfg := interceptorSetup(t, sb.dir)
@@ -136,15 +136,24 @@ func TestInterceptorsHTTP(t *testing.T) {
 	checkIntercepted(t, ctx, cs)
 
 	// Raw requests, to tell the paths apart by the answer's content type.
-	s := newPlainSession(t, sb.url(), sb.token)
+	// Batches (protocol 2025-03-26) are the SDK's.
+	s := newPlainSession(t, sb.url(), sb.token, "2025-06-18")
+	old := newPlainSession(t, sb.url(), sb.token, "2025-03-26")
 	for _, c := range []struct {
 		name, meta, contentType string
+		s                       *plainSession
+		batch                   bool
 	}{
-		{"fast path", "", "application/json"},
-		{"SDK path", `{"progressToken":"p"}`, "text/event-stream"},
+		{"fast path", "", "application/json", s, false},
+		{"fast path, progress token", `{"progressToken":"p"}`, "application/json", s, false},
+		{"SDK path", "", "text/event-stream", old, true},
 	} {
 		for text, want := range map[string]string{"deny": `denied by interceptor \"tp\": no echo`, "rewrite": "rewritten by plugin", "replace-me": "replaced by plugin"} {
-			ct, reply := s.call(toolCall(7, "echo", `{"text":"`+text+`"}`, c.meta))
+			body := toolCall(7, "echo", `{"text":"`+text+`"}`, c.meta)
+			if c.batch {
+				body = "[" + body + "]"
+			}
+			ct, reply := c.s.call(body)
 			if !strings.HasPrefix(ct, c.contentType) {
 				t.Errorf("%s %s: Content-Type %q, want %q", c.name, text, ct, c.contentType)
 			}
@@ -294,12 +303,13 @@ func toolCall(id int, tool, args, meta string) string {
 type plainSession struct {
 	t          *testing.T
 	url, token string
+	version    string // the protocol version it uses
 	sid        string
 }
 
-func newPlainSession(t *testing.T, url, token string) *plainSession {
-	s := &plainSession{t: t, url: url + "/mcp", token: token}
-	h, _ := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+func newPlainSession(t *testing.T, url, token, version string) *plainSession {
+	s := &plainSession{t: t, url: url + "/mcp", token: token, version: version}
+	h, _ := s.post(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	s.sid = h.Get("Mcp-Session-Id")
 	s.post(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	return s
@@ -313,7 +323,7 @@ func (s *plainSession) post(body string) (http.Header, []byte) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	if s.sid != "" {
 		req.Header.Set("Mcp-Session-Id", s.sid)
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		req.Header.Set("Mcp-Protocol-Version", s.version)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
