@@ -99,17 +99,17 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 	name := p.Name
 	var token json.RawMessage // the caller's progress token
 	if len(p.Meta) > 0 && !bytes.Equal(p.Meta, []byte("null")) {
-		// Decoded, not searched: a key may be written with escapes
-		// ("progress\u0054oken"), and the upstream would read it as the
-		// token the gateway must replace with one of its own.
-		var meta map[string]json.RawMessage
-		if json.Unmarshal(p.Meta, &meta) != nil {
+		// Read as decoded, not searched: a key may be written with
+		// escapes ("progress\u0054oken"), and the upstream would read it
+		// as the token the gateway must replace with one of its own.
+		t, ok, err := memberValue(p.Meta, progressKey)
+		if err != nil {
 			return nil, ErrNeedsSession
 		}
 		// A null token is none (as agentParams reads it on the SDK path):
 		// the params go on as sent, and the server has no token to send
 		// progress with that the gateway could route.
-		if t, ok := meta[progressKey]; ok && !bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
+		if ok && !bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
 			if notify == nil || !json.Valid(t) {
 				return nil, ErrNeedsSession
 			}

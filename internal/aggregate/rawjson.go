@@ -130,6 +130,28 @@ func memberNames(obj json.RawMessage) []string {
 	return names
 }
 
+// memberValue returns the value of obj's top-level member key, as
+// json.Unmarshal into a map[string]json.RawMessage reads it (the last, for
+// a key spelled twice), and whether there is one; err when obj is not a
+// JSON object.
+func memberValue(obj json.RawMessage, key string) (v json.RawMessage, ok bool, err error) {
+	s := memberScan{b: obj}
+	for s.next() {
+		if string(s.name) == key {
+			v, ok = obj[s.valStart:s.valEnd], true
+		}
+	}
+	if s.failed || skipSpace(obj, s.end) != len(obj) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(obj, &m); err != nil {
+			return nil, false, err
+		}
+		v, ok = m[key]
+		return v, ok, nil
+	}
+	return v, ok, nil
+}
+
 // memberScan walks the top-level members of a JSON object, validating
 // every byte up to its closing brace as encoding/json's Decoder would
 // (bytes after it are not looked at, as the Decoder does not), and giving
@@ -148,8 +170,8 @@ type memberScan struct {
 	// previous value: the key's quote, or the comma); name its key's
 	// bytes; afterKey the offset just past the key's closing quote;
 	// valEnd just past its value.
-	at, afterKey, valEnd int
-	name                 []byte
+	at, afterKey, valStart, valEnd int
+	name                           []byte
 
 	started bool
 	end     int // past the closing brace, once next reported the end
@@ -214,11 +236,12 @@ func (s *memberScan) next() bool {
 	if i >= len(b) || b[i] != ':' {
 		return s.fail()
 	}
-	e := scanValue(b, skipSpace(b, i+1))
+	v := skipSpace(b, i+1)
+	e := scanValue(b, v)
 	if e < 0 {
 		return s.fail()
 	}
-	s.name, s.afterKey, s.valEnd, s.i = name, k, e, e
+	s.name, s.afterKey, s.valStart, s.valEnd, s.i = name, k, v, e, e
 	return true
 }
 

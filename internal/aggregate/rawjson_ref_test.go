@@ -161,7 +161,7 @@ var rawJSONSeeds = []string{
 
 // FuzzRawJSON: setMember, setString, setStringBefore and memberNames give
 // the bytes the Decoder-based reference gives, for every input, or both an
-// error.
+// error; memberValue reads what json.Unmarshal into a map reads.
 func FuzzRawJSON(f *testing.F) {
 	for _, s := range rawJSONSeeds {
 		for _, k := range []string{"name", "data", "a", "é", "<&>"} {
@@ -188,6 +188,12 @@ func FuzzRawJSON(f *testing.F) {
 		}
 		if got, want := memberNames(obj), refMemberNames(obj); !slices.Equal(got, want) {
 			t.Errorf("memberNames(%q) = %q, want %q", obj, got, want)
+		}
+		v, ok, err := memberValue(obj, key)
+		var m map[string]json.RawMessage
+		mErr := json.Unmarshal(obj, &m)
+		if mv, mok := m[key]; (err != nil) != (mErr != nil) || ok != mok || !bytes.Equal(v, mv) {
+			t.Errorf("memberValue(%q, %q) = %q, %v, %v; want %q, %v, %v", obj, key, v, ok, err, mv, mok, mErr)
 		}
 	})
 }
