@@ -569,8 +569,9 @@ func TestSessionBoundsRefuse(t *testing.T) {
 	}
 }
 
-// TestHungUpCallsStillCount: a call that takes the SDK's path (in a batch,
-// on a 2025-03-26 session: the fast path leaves batches to the SDK) runs on
+// TestHungUpCallsStillCount: a call that takes the SDK's path (with a
+// progress token in a batch, on a 2025-03-26 session: the fast path
+// answers a batch as one JSON array, where progress has no place) runs on
 // after its client hangs up, and the SDK keeps it until it ends: such calls
 // still count against --max-session-requests, so hanging up cannot pile
 // them up.
@@ -579,7 +580,7 @@ func TestHungUpCallsStillCount(t *testing.T) {
 	const v = "2025-03-26"
 	sid := initSessionCaps(t, sb, v, `{"name":"raw","version":"1"}`, `{"sampling":{}}`)
 	sleep := func(id string, ms int) string {
-		return post(sb, sid, v, fmt.Sprintf(`[{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d}}}]`, id, ms))
+		return post(sb, sid, v, fmt.Sprintf(`[{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d},"_meta":{"progressToken":"p"}}}]`, id, ms))
 	}
 	for i := range 2 {
 		rc := dialRaw(t, sb)

@@ -120,8 +120,8 @@ func checkIntercepted(t *testing.T, ctx context.Context, cs *mcp.ClientSession) 
 
 // TestInterceptorsHTTP runs the plugin, the exec script and x-tools through
 // the background gateway and HTTP, on both tools/call paths (the fast
-// path, with a progress token too, and the SDK's, which a call in a batch
-// takes), with a plugin crash on the way.
+// path, with a progress token too, and the SDK's, which a call with a
+// progress token in a batch takes), with a plugin crash on the way.
 func TestInterceptorsHTTP(t *testing.T) {
 	sb := newTestbox(t)
 	file, cfg := interceptorSetup(t, sb.dir)
@@ -136,7 +136,8 @@ func TestInterceptorsHTTP(t *testing.T) {
 	checkIntercepted(t, ctx, cs)
 
 	// Raw requests, to tell the paths apart by the answer's content type.
-	// Batches (protocol 2025-03-26) are the SDK's.
+	// A batch (protocol 2025-03-26) with a call that may stream is the
+	// SDK's.
 	s := newPlainSession(t, sb.url(), sb.token, "2025-06-18")
 	old := newPlainSession(t, sb.url(), sb.token, "2025-03-26")
 	for _, c := range []struct {
@@ -146,7 +147,7 @@ func TestInterceptorsHTTP(t *testing.T) {
 	}{
 		{"fast path", "", "application/json", s, false},
 		{"fast path, progress token", `{"progressToken":"p"}`, "application/json", s, false},
-		{"SDK path", "", "text/event-stream", old, true},
+		{"SDK path", `{"progressToken":"p"}`, "text/event-stream", old, true},
 	} {
 		for text, want := range map[string]string{"deny": `denied by interceptor \"tp\": no echo`, "rewrite": "rewritten by plugin", "replace-me": "replaced by plugin"} {
 			body := toolCall(7, "echo", `{"text":"`+text+`"}`, c.meta)

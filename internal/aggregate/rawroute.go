@@ -76,7 +76,7 @@ func (g *Gateway) RoutesRaw(method string, params json.RawMessage) bool {
 }
 
 // routesCall is RoutesRaw for a tools/call (see callToolRaw): a progress
-// token of any value needs the call's stream.
+// token needs the call's stream; a null one is none.
 func (g *Gateway) routesCall(params json.RawMessage) bool {
 	var p struct {
 		Name      string          `json:"name"`
@@ -87,11 +87,8 @@ func (g *Gateway) routesCall(params json.RawMessage) bool {
 		return false
 	}
 	if len(p.Meta) > 0 && !bytes.Equal(p.Meta, []byte("null")) {
-		var meta map[string]json.RawMessage
-		if json.Unmarshal(p.Meta, &meta) != nil {
-			return false
-		}
-		if _, ok := meta[progressKey]; ok {
+		t, ok, err := memberValue(p.Meta, progressKey)
+		if err != nil || ok && !bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
 			return false
 		}
 	}

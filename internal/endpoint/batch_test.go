@@ -376,6 +376,7 @@ func TestRoutesRawAgreesWithTheFastPath(t *testing.T) {
 		{"tools/call", `{"name":"who","arguments":[1]}`, false},
 		{"tools/call", `{"name":5}`, false},
 		{"tools/call", `{"name":"who","_meta":"x"}`, false},
+		{"tools/call", `{"name":"who","_meta":{"progressToken":null}}`, true}, // no token
 		{"tools/call", `[]`, false},
 		{"prompts/get", `{"name":"verbatim"}`, true},
 		{"prompts/get", `{"name":"nope"}`, false},
