@@ -103,10 +103,9 @@ type Gateway struct {
 	tools         *named[*mcp.Tool]
 	prompts       *named[*mcp.Prompt]
 	res           *resourceSet
-	// Encoded tools/list pages by cursor, for the current version of the
-	// tools list (see ToolsPage).
-	toolPages    map[string]json.RawMessage
-	toolsVersion uint64
+	// Encoded list pages by cursor, per list, for the current version of
+	// each list (see ListPage).
+	pages [numLists]pageCache
 	// Per-session log levels, mirrored upstream (see session.go).
 	levels  map[*mcp.ServerSession]mcp.LoggingLevel
 	upLevel mcp.LoggingLevel
@@ -217,7 +216,7 @@ func (g *Gateway) Open() {
 	g.open = true
 	servers := g.serversLocked()
 	g.tools.rebuild(servers, g.upstreams)
-	g.toolPages, g.toolsVersion = nil, g.toolsVersion+1
+	g.dropPagesLocked(toolsList)
 	for server, p := range g.extrasPending {
 		go g.listExtras(server, p)
 	}
@@ -248,6 +247,7 @@ func (g *Gateway) openExtrasLocked(force bool) {
 	servers := g.serversLocked()
 	g.prompts.rebuild(servers, g.upstreams)
 	g.res.rebuild(servers, g.upstreams)
+	g.dropPagesLocked(promptsList, resourcesList, templatesList)
 	close(g.extrasReady)
 	// Sessions that listed (or waited) meanwhile learn nothing new from a
 	// list_changed, but one that initialized before could have asked.
@@ -420,10 +420,16 @@ func (g *Gateway) rebuildLocked(tools, prompts, resources bool) {
 	prompts, resources = prompts && g.extrasOpen, resources && g.extrasOpen
 	tc := tools && g.tools.rebuild(servers, g.upstreams)
 	if tc {
-		g.toolPages, g.toolsVersion = nil, g.toolsVersion+1
+		g.dropPagesLocked(toolsList)
 	}
 	pc := prompts && g.prompts.rebuild(servers, g.upstreams)
+	if pc {
+		g.dropPagesLocked(promptsList)
+	}
 	rc := resources && g.res.rebuild(servers, g.upstreams)
+	if rc {
+		g.dropPagesLocked(resourcesList, templatesList)
+	}
 	if tc || pc || rc {
 		g.log.Info().Bool("tools", tc).Bool("prompts", pc).Bool("resources", rc).Msg("merged lists changed")
 		// The SDK debounces and sends on its own goroutine; no lock

@@ -1,8 +1,46 @@
 package aggregate
 
 import (
+	"bytes"
+	"encoding/base64"
 	"encoding/json"
+	"strconv"
 )
+
+// listKind names one of the merged lists an agent pages through.
+type listKind int
+
+const (
+	toolsList listKind = iota
+	promptsList
+	resourcesList
+	templatesList
+	numLists
+)
+
+// listKinds maps a list method to its list.
+var listKinds = map[string]listKind{
+	"tools/list":               toolsList,
+	"prompts/list":             promptsList,
+	"resources/list":           resourcesList,
+	"resources/templates/list": templatesList,
+}
+
+// pageCache holds one list's encoded pages by cursor, for one version of
+// the list: a change of the list (rebuildLocked) drops them and bumps the
+// version, so that a page encoded from the old list is not stored after.
+type pageCache struct {
+	version uint64
+	pages   map[string]json.RawMessage
+}
+
+// dropPagesLocked forgets the encoded pages of the given lists; the caller
+// holds g.mu for writing.
+func (g *Gateway) dropPagesLocked(kinds ...listKind) {
+	for _, k := range kinds {
+		g.pages[k] = pageCache{version: g.pages[k].version + 1}
+	}
+}
 
 // ToolsPage returns the result of tools/list for cursor, encoded as JSON.
 // Pages are encoded once per version of the merged list and kept until it
@@ -10,25 +48,100 @@ import (
 // reflection, then compacted twice) costs tens of milliseconds per request,
 // and agents list tools often. An invalid cursor is a JSON-RPC error.
 func (g *Gateway) ToolsPage(cursor string) (json.RawMessage, error) {
+	page, _, err := g.cachedPage(toolsList, cursor)
+	return page, err
+}
+
+// ListPage answers a list request outside the SDK: the result of method
+// (tools/list, prompts/list, resources/list or resources/templates/list)
+// for cursor, from pages encoded once per version of the merged list, as
+// ToolsPage. The bytes are those the SDK path sends for the same list and
+// cursor (items as the servers listed them, compacted as the SDK's encoder
+// compacts them). ok is false when the answer is the SDK path's to give:
+// another method, or prompts and resources not named yet, which the SDK
+// path waits for (waitExtras). An invalid cursor is a JSON-RPC error.
+func (g *Gateway) ListPage(method, cursor string) (page json.RawMessage, ok bool, err error) {
+	k, ok := listKinds[method]
+	if !ok {
+		return nil, false, nil
+	}
+	return g.cachedPage(k, cursor)
+}
+
+// cachedPage returns list k's page for cursor, encoding and keeping it if
+// it is not kept yet (see keepsPage).
+func (g *Gateway) cachedPage(k listKind, cursor string) (json.RawMessage, bool, error) {
 	g.mu.RLock()
-	page, ok := g.toolPages[cursor]
-	list, enc := g.tools.list, g.tools.enc
-	version := g.toolsVersion
+	if k != toolsList && !g.extrasOpen {
+		g.mu.RUnlock()
+		return nil, false, nil
+	}
+	c := g.pages[k]
+	page, ok := c.pages[cursor]
+	var encode func() (json.RawMessage, error)
+	var n int
+	if !ok {
+		encode, n = g.encoderLocked(k, cursor)
+	}
 	g.mu.RUnlock()
 	if ok {
-		return page, nil
+		return page, true, nil
 	}
-	b, err := encodePage(list, enc, "tools", cursor, g.pageSize)
+	b, err := encode()
 	if err != nil {
-		return nil, err
+		return nil, true, err
+	}
+	var out bytes.Buffer
+	if json.Compact(&out, b) == nil {
+		b = out.Bytes()
+	}
+	if !keepsPage(cursor, n, g.pageSize) {
+		return b, true, nil
 	}
 	g.mu.Lock()
-	if g.toolsVersion == version { // not rebuilt meanwhile
-		if g.toolPages == nil {
-			g.toolPages = make(map[string]json.RawMessage)
+	if g.pages[k].version == c.version { // not changed meanwhile
+		if g.pages[k].pages == nil {
+			g.pages[k].pages = make(map[string]json.RawMessage)
 		}
-		g.toolPages[cursor] = b
+		g.pages[k].pages[cursor] = b
 	}
 	g.mu.Unlock()
-	return b, nil
+	return b, true, nil
+}
+
+// encoderLocked returns the encoding of list k's page for cursor over the
+// list as it is now, and the list's length; the caller holds g.mu.
+func (g *Gateway) encoderLocked(k listKind, cursor string) (func() (json.RawMessage, error), int) {
+	size := g.pageSize
+	switch k {
+	case promptsList:
+		list, enc := g.prompts.list, g.prompts.enc
+		return func() (json.RawMessage, error) { return encodePage(list, enc, "prompts", cursor, size) }, len(list)
+	case resourcesList:
+		list, enc := g.res.list, g.res.enc
+		return func() (json.RawMessage, error) { return encodePage(list, enc, "resources", cursor, size) }, len(list)
+	case templatesList:
+		list, enc := g.res.tpls, g.res.tplEnc
+		return func() (json.RawMessage, error) { return encodePage(list, enc, "resourceTemplates", cursor, size) }, len(list)
+	default:
+		list, enc := g.tools.list, g.tools.enc
+		return func() (json.RawMessage, error) { return encodePage(list, enc, "tools", cursor, size) }, len(list)
+	}
+}
+
+// keepsPage reports whether the page at cursor, of a list of n items, is
+// kept: only the first page and those the gateway's nextCursor points to,
+// so that agents sending other cursors (any offset, spelled in many ways)
+// cannot grow the cache without bound.
+func keepsPage(cursor string, n, size int) bool {
+	if cursor == "" {
+		return true
+	}
+	b, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return false
+	}
+	off, err := strconv.Atoi(string(b))
+	return err == nil && off > 0 && off < n && off%size == 0 &&
+		cursor == base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(off)))
 }

@@ -44,6 +44,8 @@ type testSetup struct {
 	Listener net.Listener
 	// Interceptors, if set, builds the interceptors for the servers.
 	Interceptors func([]catalog.ServerSpec) *intercept.Engine
+	// PageSize is the aggregate's list page size (zero: its default).
+	PageSize int
 }
 
 func testSettings(t testing.TB, maxSessions int) *testSetup {
@@ -85,7 +87,7 @@ func startInProcess(t testing.TB, set *testSetup, log io.Writer, specs ...catalo
 	t.Helper()
 	token = "churn-token"
 	logger := zerolog.New(log)
-	aopts := aggregate.Options{Logger: logger, Version: "test", Audit: AuditLog(logger)}
+	aopts := aggregate.Options{Logger: logger, Version: "test", Audit: AuditLog(logger), PageSize: set.PageSize}
 	if set.Interceptors != nil {
 		aopts.Interceptors = set.Interceptors(specs)
 	}
