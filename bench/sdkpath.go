@@ -16,23 +16,23 @@ import (
 // target.
 const sdkPathSessions = 8
 
-// pathRuns measures the gateway's CPU per forwarded request on each of its
-// paths, at 8 sessions against one server: the fast path (a plain call,
-// served on the HTTP lane); a call with a progress token (the fast path
-// too, but off the lane: the lane cannot stream, so each such call goes
-// back to net/http); a call from a client that offers sampling (the fast
-// path off the lane: the server could ask the agent something on the
-// call's stream); prompts/get, resources/read and completion/complete,
-// which take the fast path as calls do; and the SDK path: a tools/call with
-// a null progress token, which the fast path leaves to the Go SDK's server
-// session (decoded into its types, through its handlers, the result framed
-// as SSE). All relay the server's result bytes. A second server, with
-// completions, answers completion/complete only.
+// pathRuns measures the gateway's CPU per request on each of its paths,
+// at 8 sessions against one server: the fast path (a plain call, served on
+// the HTTP lane); a call with a progress token (the fast path too, but off
+// the lane: the lane cannot stream, so each such call goes back to
+// net/http); a call from a client that offers sampling (the fast path off
+// the lane: the server could ask the agent something on the call's
+// stream); prompts/get, resources/read and completion/complete, which take
+// the fast path as calls do; and what a client still sends through the Go
+// SDK's server session (the SDK path): resources/subscribe and
+// unsubscribe, forwarded to the server, and logging/setLevel, answered by
+// the gateway. A second server, with completions, answers
+// completion/complete only.
 func (b *bench) pathRuns(ctx context.Context) error {
 	b.logf("launching a gateway with 1 server for the paths rows")
 	var env []string
 	if b.opt.profile != "" {
-		// A profile of both paths: the SDK path's frames tell them apart.
+		// A profile of all paths: the SDK path's frames tell them apart.
 		f, err := filepath.Abs(filepath.Join(b.opt.profile, "paths.pprof"))
 		if err != nil {
 			return err
@@ -121,17 +121,45 @@ func (b *bench) pathRuns(ctx context.Context) error {
 			return nil
 		}
 	}
-	// A null progress token: the SDK's path (the fast path leaves a call
-	// whose token it cannot map to the SDK).
-	nullTokenCall := func(cs *mcp.ClientSession) call {
-		const text = "the quick brown fox jumps over the lazy dog"
-		args := map[string]any{"text": text}
+	// What still takes the SDK's path (the Go SDK's server session: the
+	// request decoded into its types, through its handlers and the
+	// gateway's middleware, the answer framed as SSE): every tools/call,
+	// prompts/get, resources/read, completion/complete, list and ping of
+	// a live session is the fast path's. resources/subscribe and
+	// unsubscribe stay with the SDK, which records the session's
+	// subscription so that the server's notifications/resources/updated
+	// reach exactly the sessions that subscribed; the gateway forwards
+	// each to the server that owns the URI. Each worker subscribes and
+	// unsubscribes in turn, one request per call.
+	subscribe := func(cs *mcp.ClientSession) call {
+		uri := fixture.ResourceURI(directServerName)
+		on := false
 		return func(ctx context.Context) error {
-			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: directEchoTool, Arguments: args, Meta: mcp.Meta{"progressToken": nil}})
-			if err != nil {
-				return fmt.Errorf("call %s: %w", directEchoTool, err)
+			on = !on
+			if on {
+				if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+					return fmt.Errorf("resources/subscribe %s: %w", uri, err)
+				}
+				return nil
 			}
-			return expectText(res, directEchoTool, text)
+			if err := cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+				return fmt.Errorf("resources/unsubscribe %s: %w", uri, err)
+			}
+			return nil
+		}
+	}
+	// logging/setLevel is answered by the gateway (the SDK records the
+	// session's level; the gateway passes a changed minimum upstream). The
+	// level stays the same, as a client sets it once: the cost is the SDK
+	// path's own. It goes last: sessions that set a level have their
+	// calls' log messages on the calls' streams, which the rows above do
+	// not measure.
+	setLevel := func(cs *mcp.ClientSession) call {
+		return func(ctx context.Context) error {
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				return fmt.Errorf("logging/setLevel: %w", err)
+			}
+			return nil
 		}
 	}
 	for _, path := range []struct {
@@ -145,7 +173,8 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		{"prompts/get", promptGet, css},
 		{"resources/read", resourceRead, css},
 		{"completion/complete", complete, css},
-		{"SDK path (tools/call with a null progress token)", nullTokenCall, css},
+		{"SDK path (resources/subscribe, unsubscribe in turn)", subscribe, css},
+		{"SDK path (logging/setLevel)", setLevel, css},
 	} {
 		workers := make([]call, len(path.sessions))
 		for i, cs := range path.sessions {
