@@ -22,12 +22,11 @@ const sdkPathSessions = 8
 // the lane: the lane cannot stream, so each such call goes back to
 // net/http); a call from a client that offers sampling (the fast path off
 // the lane: the server could ask the agent something on the call's
-// stream); prompts/get, resources/read and completion/complete, which take
-// the fast path as calls do; and what a client still sends through the Go
-// SDK's server session (the SDK path): resources/subscribe and
-// unsubscribe, forwarded to the server, and logging/setLevel, answered by
-// the gateway. A second server, with completions, answers
-// completion/complete only.
+// stream); prompts/get, resources/read, completion/complete and
+// resources/subscribe/unsubscribe, which take the fast path as calls do;
+// and the SDK path, what a client still sends through the Go SDK's server
+// session: logging/setLevel, answered by the gateway. A second server,
+// with completions, answers completion/complete only.
 func (b *bench) pathRuns(ctx context.Context) error {
 	b.logf("launching a gateway with 1 server for the paths rows")
 	var env []string
@@ -121,18 +120,15 @@ func (b *bench) pathRuns(ctx context.Context) error {
 			return nil
 		}
 	}
-	// What still takes the SDK's path (the Go SDK's server session: the
-	// request decoded into its types, through its handlers and the
-	// gateway's middleware, the answer framed as SSE): every tools/call,
-	// prompts/get, resources/read, completion/complete, list and ping of
-	// a live session is the fast path's. resources/subscribe and
-	// unsubscribe stay with the SDK, which records the session's
-	// subscription so that the server's notifications/resources/updated
-	// reach exactly the sessions that subscribed; the gateway forwards
-	// each to the server that owns the URI. Each worker subscribes and
-	// unsubscribes in turn, one request per call.
-	subscribe := func(cs *mcp.ClientSession) call {
-		uri := fixture.ResourceURI(directServerName)
+	// resources/subscribe and unsubscribe take the fast path too: each is
+	// forwarded to the server that owns the URI and answered with its
+	// result bytes; the gateway keeps which session subscribed to what.
+	// Each worker subscribes and unsubscribes in turn (one request per
+	// call) to a URI of its own, so that every request goes to the server
+	// (an unsubscribe while another session holds the URI is answered by
+	// the gateway alone).
+	subscribe := func(i int, cs *mcp.ClientSession) call {
+		uri := fixture.ResourceURI(directServerName) + "/bench-" + strconv.Itoa(i)
 		on := false
 		return func(ctx context.Context) error {
 			on = !on
@@ -148,6 +144,14 @@ func (b *bench) pathRuns(ctx context.Context) error {
 			return nil
 		}
 	}
+	var sessionNo atomic.Int64
+	perSession := func(cs *mcp.ClientSession) call { return subscribe(int(sessionNo.Add(1)), cs) }
+	// What a client still sends through the Go SDK's server session (the
+	// SDK path: the request decoded into its types, through its handlers
+	// and the gateway's middleware, the answer framed as SSE), now that
+	// every call, forwarded request, list, ping and subscription of a live
+	// session is the fast path's: initialize, and logging/setLevel,
+	// measured here.
 	// logging/setLevel is answered by the gateway (the SDK records the
 	// session's level; the gateway passes a changed minimum upstream). The
 	// level stays the same, as a client sets it once: the cost is the SDK
@@ -173,7 +177,7 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		{"prompts/get", promptGet, css},
 		{"resources/read", resourceRead, css},
 		{"completion/complete", complete, css},
-		{"SDK path (resources/subscribe, unsubscribe in turn)", subscribe, css},
+		{"resources/subscribe, unsubscribe in turn", perSession, css},
 		{"SDK path (logging/setLevel)", setLevel, css},
 	} {
 		workers := make([]call, len(path.sessions))

@@ -14,10 +14,13 @@ import (
 // ForwardsRaw reports whether RequestRaw and RequestStream take method:
 // the requests the gateway forwards to one server and whose result is that
 // server's, which a caller can answer outside the SDK as the bytes the
-// server wrote.
+// server wrote. resources/subscribe and unsubscribe are among them: the
+// gateway, not the SDK, keeps which session subscribed to what
+// (forwardSubscription).
 func ForwardsRaw(method string) bool {
 	switch method {
-	case "tools/call", "prompts/get", "resources/read", "completion/complete":
+	case "tools/call", "prompts/get", "resources/read", "completion/complete",
+		"resources/subscribe", "resources/unsubscribe":
 		return true
 	}
 	return false
@@ -25,7 +28,8 @@ func ForwardsRaw(method string) bool {
 
 // RequestRaw is CallToolRaw for every method ForwardsRaw takes: the
 // request is routed and rewritten as the SDK path's handler does (the
-// routed prompt name, the server's URI, completion's ref; a
+// routed prompt name, the server's URI, completion's ref, a subscription's
+// URI; a
 // resources/read result's contents given the URI the agent read), sent as
 // the agent's bytes, and answered with the server's. It returns
 // ErrNeedsSession, having sent nothing, for what it leaves to the SDK path,
@@ -99,6 +103,12 @@ func (g *Gateway) requestRaw(ctx context.Context, ss *mcp.ServerSession, method 
 		g.mu.RUnlock()
 		uri = p.URI
 		set = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
+	case "resources/subscribe", "resources/unsubscribe":
+		var p mcp.SubscribeParams
+		if !parseStrict(params, &p) || p.URI == "" {
+			return nil, ErrNeedsSession
+		}
+		return g.forwardSubscription(ctx, ss, p.URI, params, method == "resources/subscribe", true, notify, ask)
 	case "completion/complete":
 		var p mcp.CompleteParams
 		if !parseStrict(params, &p) || p.Ref == nil {

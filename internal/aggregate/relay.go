@@ -196,6 +196,8 @@ func (p *progressMap) lookup(token any) (progressRoute, bool) {
 type subscriptions struct {
 	mu sync.Mutex
 	m  map[string]map[string]*sub // server -> original URI
+	// sessions are the agent sessions subscribed to each exported URI.
+	sessions map[string]map[*mcp.ServerSession]struct{}
 }
 
 type sub struct {
@@ -203,7 +205,65 @@ type sub struct {
 	n        int
 }
 
-func newSubscriptions() *subscriptions { return &subscriptions{m: make(map[string]map[string]*sub)} }
+func newSubscriptions() *subscriptions {
+	return &subscriptions{m: make(map[string]map[string]*sub), sessions: make(map[string]map[*mcp.ServerSession]struct{})}
+}
+
+// setSession records that session ss subscribed to the exported uri, or
+// unsubscribed.
+func (s *subscriptions) setSession(uri string, ss *mcp.ServerSession, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.sessions[uri]
+	if on {
+		if m == nil {
+			m = make(map[*mcp.ServerSession]struct{})
+			s.sessions[uri] = m
+		}
+		m[ss] = struct{}{}
+		return
+	}
+	delete(m, ss)
+	if len(m) == 0 {
+		delete(s.sessions, uri)
+	}
+}
+
+// heldElsewhere reports whether a live session other than ss is
+// subscribed to the exported uri; sessions that ended are forgotten.
+func (s *subscriptions) heldElsewhere(uri string, ss *mcp.ServerSession, live map[*mcp.ServerSession]bool) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	held := false
+	for o := range s.sessions[uri] {
+		switch {
+		case !live[o]:
+			delete(s.sessions[uri], o)
+		case o != ss:
+			held = true
+		}
+	}
+	return held
+}
+
+// subscribers returns the live sessions subscribed to the exported uri;
+// sessions that ended are forgotten.
+func (s *subscriptions) subscribers(uri string, live map[*mcp.ServerSession]bool) []*mcp.ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []*mcp.ServerSession
+	for o := range s.sessions[uri] {
+		if !live[o] {
+			delete(s.sessions[uri], o)
+			continue
+		}
+		out = append(out, o)
+	}
+	if len(s.sessions[uri]) == 0 {
+		delete(s.sessions, uri)
+	}
+	return out
+}
 
 func (s *subscriptions) set(server, orig, exported string, on bool) {
 	s.mu.Lock()
@@ -263,10 +323,12 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 		ResourceListChangedHandler: func(ctx context.Context, req *mcp.ResourceListChangedRequest) {
 			g.relist(server, req.Session, "resources")
 		},
+		// From stdio servers, resources/updated is relayed as sent by
+		// Intercept; this handler serves other transports.
 		ResourceUpdatedHandler: func(ctx context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-			p := *req.Params
-			p.URI = g.subs.exported(server, p.URI)
-			_ = g.server.ResourceUpdated(context.Background(), &p)
+			if b, err := json.Marshal(req.Params); err == nil {
+				g.relayResourceUpdated(server, b)
+			}
 		},
 		// Progress and log messages from stdio servers are relayed by
 		// Intercept, in order; these handlers serve other transports.
@@ -356,8 +418,39 @@ func (g *Gateway) Intercept(server string, req *jsonrpc.Request) bool {
 	case "notifications/tasks/status":
 		g.relayTaskStatus(server, req.Params)
 		return true
+	case "notifications/resources/updated":
+		g.relayResourceUpdated(server, req.Params)
+		return true
 	}
 	return false
+}
+
+// relayResourceUpdated sends a server's notifications/resources/updated to
+// every agent session subscribed to the URI (under the URI the agents
+// subscribed to, which may be a rewritten one), with the params as the
+// server sent them otherwise. The gateway keeps who subscribed
+// (forwardSubscription): subscriptions made on the fast path never reach
+// the SDK's own table.
+func (g *Gateway) relayResourceUpdated(server string, params json.RawMessage) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.URI == "" {
+		return
+	}
+	uri := g.subs.exported(server, p.URI)
+	if uri != p.URI {
+		b, err := setString(params, "uri", uri)
+		if err != nil {
+			return
+		}
+		params = b
+	}
+	for _, ss := range g.subs.subscribers(uri, g.liveSessions()) {
+		if a := agentConnOf(ss); a != nil {
+			_ = a.notification(context.Background(), "notifications/resources/updated", params)
+		}
+	}
 }
 
 // relayProgress sends a server's progress notification to the call it

@@ -272,39 +272,71 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	return nil, firstErr
 }
 
-// subscribe forwards resources/subscribe to the owning server. The SDK
-// records the session's subscription once this returns nil, and
-// Server.ResourceUpdated then reaches exactly the subscribed sessions.
+// subscribe forwards resources/subscribe to the owning server, on the
+// SDK's path (stdio mode, batches; the HTTP endpoint's fast path takes the
+// rest through RequestRaw). The SDK answers the agent with an empty result.
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	return g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), true)
+	_, err := g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), true, false, nil, nil)
+	return err
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	return g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), false)
+	_, err := g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), false, false, nil, nil)
+	return err
 }
 
-// forwardSubscription forwards a subscription change: with raw, the
-// params as the agent sent them (the URI mapped back), else typed.
-func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession, uri string, raw json.RawMessage, on bool) error {
+// emptyResult is the gateway's own answer to an unsubscribe it does not
+// forward (see forwardSubscription), as the SDK encodes an empty result.
+var emptyResult = json.RawMessage(`{}`)
+
+// forwardSubscription forwards a subscription change of session ss to the
+// server that owns uri: with raw, the params as the agent sent them (the
+// URI mapped back), else typed. It returns the server's result bytes (or
+// the gateway's empty result), and records ss as subscribed to uri, or no
+// longer, so that the server's notifications/resources/updated for it
+// reach exactly the sessions subscribed (relayResourceUpdated).
+//
+// The server sees one client, the gateway, for every session: an
+// unsubscribe while another live session still holds uri is answered by
+// the gateway and not forwarded, or it would end the other session's
+// updates. With rawOnly (the fast path), ErrNeedsSession is returned,
+// having sent nothing, for what is left to the SDK path: no server with
+// resources (its error) or an upstream or params that take no raw request.
+func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession, uri string, raw json.RawMessage, on, rawOnly bool, notify Notify, ask Ask) (json.RawMessage, error) {
 	if err := g.waitExtras(ctx); err != nil {
-		return err
+		return nil, err
 	}
-	g.mu.Lock()
+	g.mu.RLock()
 	ups, orig := g.res.lookup(uri)
+	g.mu.RUnlock()
 	if len(ups) == 0 {
-		g.mu.Unlock()
-		return invalidParams("unknown resource %q", uri)
+		if rawOnly {
+			return nil, ErrNeedsSession
+		}
+		return nil, invalidParams("unknown resource %q", uri)
 	}
 	up := ups[0]
-	g.mu.Unlock()
+	if _, ok := up.(RawCaller); rawOnly && (!ok || raw == nil) {
+		return nil, ErrNeedsSession
+	}
+	if !on && g.subs.heldElsewhere(uri, ss, g.liveSessions()) {
+		g.subs.setSession(uri, ss, false)
+		g.subs.set(up.Name(), orig, uri, false)
+		return emptyResult, nil
+	}
 	method := "resources/unsubscribe"
 	if on {
 		method = "resources/subscribe"
 	}
 	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
-	call, done := g.calls.begin(ctx, ss, up.Name())
-	_, sent, err := g.forwardAgentParams(ctx, up, call, method, raw, reroute)
+	call, done := g.calls.beginNotify(ctx, ss, up.Name(), notify, ask)
+	res, sent, err := g.forwardAgentParams(ctx, up, call, method, raw, reroute)
+	if !sent && rawOnly {
+		done()
+		return nil, ErrNeedsSession // params it cannot rewrite
+	}
 	if !sent {
+		res = &rawResult{raw: emptyResult}
 		err = up.Do(ctx, func(cs *mcp.ClientSession) error {
 			if on {
 				return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: orig})
@@ -314,10 +346,14 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	}
 	done()
 	if err != nil {
-		return serverError(up.Name(), err)
+		return nil, serverError(up.Name(), err)
 	}
 	g.subs.set(up.Name(), orig, uri, on)
-	return nil
+	g.subs.setSession(uri, ss, on)
+	if r, ok := res.(*rawResult); ok {
+		return r.raw, nil
+	}
+	return emptyResult, nil
 }
 
 // complete routes completion/complete by its reference: a prompt by its

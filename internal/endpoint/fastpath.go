@@ -23,8 +23,8 @@ import (
 
 // The fast path answers the lists (tools, prompts, resources, resource
 // templates) and ping, and the requests the gateway forwards to one server
-// (tools/call, prompts/get, resources/read, completion/complete:
-// aggregate.ForwardsRaw), outside the SDK's session machinery, as plain
+// (tools/call, prompts/get, resources/read, completion/complete,
+// resources/subscribe and unsubscribe: aggregate.ForwardsRaw), outside the SDK's session machinery, as plain
 // JSON responses (streamable HTTP lets a server answer a POST with
 // application/json). The
 // SDK path decodes a request into Go types, runs it through its handlers,
@@ -178,8 +178,9 @@ func sdkDecodes(params json.RawMessage, v any) bool {
 	return dec.Decode(v) == nil
 }
 
-// call forwards a tools/call, prompts/get, resources/read or
-// completion/complete as raw JSON (aggregate.RequestRaw). The call
+// call forwards a tools/call, prompts/get, resources/read,
+// completion/complete, resources/subscribe or resources/unsubscribe as raw
+// JSON (aggregate.RequestRaw). The call
 // lives as long as the HTTP request, and notifications/cancelled for its id
 // ends it early, upstream too, and without an answer (cancel.go).
 //

@@ -226,8 +226,8 @@ func TestListsFastPathAnswerAsTheSDKPath(t *testing.T) {
 		{"ping", `null`},
 		{"prompts/list", ``},
 		{"prompts/list", `{"cursor":"` + base64.RawURLEncoding.EncodeToString([]byte("100")) + `"}`}, // past the end
-		{"resources/list", `{"cursor":"` + base64.RawURLEncoding.EncodeToString([]byte("1")) + `"}`},  // not a page start
-		{"resources/list", `{"Cursor":"bm9wZQ"}`}, // the SDK matches member names exactly
+		{"resources/list", `{"cursor":"` + base64.RawURLEncoding.EncodeToString([]byte("1")) + `"}`}, // not a page start
+		{"resources/list", `{"Cursor":"bm9wZQ"}`},                                                    // the SDK matches member names exactly
 	} {
 		id := fmt.Sprint(100 + i)
 		if fast, sdk := fastAnswer(t, s, id, c.method, c.params), l.call(id, c.method, c.params); fast != sdk {

@@ -23,9 +23,9 @@ import (
 var gatewayToken = regexp.MustCompile(`"mcp-gateway-\d+"`)
 
 // TestForwardsParamsAsSent: the requests the gateway forwards (prompts/get,
-// resources/read, completion/complete and tools/call on the fast path;
-// resources/subscribe and unsubscribe on the SDK's) reach
-// the server with the params the agent sent, byte for byte: members the SDK's types do not
+// resources/read, completion/complete, tools/call, resources/subscribe and
+// unsubscribe, all on the fast path) reach the server with
+// the params the agent sent, byte for byte: members the SDK's types do not
 // know stay, and so does every member's order. Only what routing needs
 // changes: a renamed prompt's or tool's name, a rewritten URI, and the
 // progress token, which becomes one of the gateway's. Two fixtures that
@@ -58,10 +58,10 @@ func TestForwardsParamsAsSent(t *testing.T) {
 			`{"ref":{"type":"ref/prompt","z":0,"name":"greet"},"argument":{"value":"a","name":"name"},"unknown":0}`, true},
 		{"resources/subscribe",
 			`{"uri":"` + shared + `","extra":"kept"}`,
-			`{"uri":"` + fixture.SharedResourceURI + `","extra":"kept"}`, false},
+			`{"uri":"` + fixture.SharedResourceURI + `","extra":"kept"}`, true},
 		{"resources/unsubscribe",
 			`{"extra":"first","uri":"` + shared + `"}`,
-			`{"extra":"first","uri":"` + fixture.SharedResourceURI + `"}`, false},
+			`{"extra":"first","uri":"` + fixture.SharedResourceURI + `"}`, true},
 		// A progress token of null is no token: the params go on as sent.
 		{"tools/call",
 			`{"_meta":{"progressToken":null,"z":true},"name":"b_echo","arguments":{"text":"hi"},"extra":[1]}`,
