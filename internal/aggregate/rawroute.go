@@ -66,6 +66,17 @@ func (g *Gateway) RoutesRaw(method string, params json.RawMessage) bool {
 		if up, _, _ := g.completionRoute(*p.Ref); up != nil {
 			ups = []Upstream{up}
 		}
+	case "resources/subscribe", "resources/unsubscribe":
+		var p mcp.SubscribeParams
+		if !parseStrict(params, &p) || p.URI == "" {
+			return false
+		}
+		g.mu.RLock()
+		ups, _ = g.res.lookup(p.URI)
+		g.mu.RUnlock()
+		if len(ups) > 1 {
+			ups = ups[:1] // the first owns it (forwardSubscription)
+		}
 	}
 	for _, up := range ups {
 		if _, ok := up.(RawCaller); !ok {

@@ -387,6 +387,10 @@ func TestRoutesRawAgreesWithTheFastPath(t *testing.T) {
 		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"verbatim"},"argument":{"name":"topic","value":"a"}}`, true},
 		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"nope"},"argument":{"name":"topic","value":"a"}}`, false},
 		{"completion/complete", `{"argument":{"name":"topic","value":"a"}}`, false},
+		{"resources/subscribe", `{"uri":"` + fixture.VerbatimResource + `"}`, true},
+		{"resources/unsubscribe", `{"uri":"` + fixture.VerbatimResource + `","x":1}`, true},
+		{"resources/subscribe", `{"uri":""}`, false},
+		{"resources/unsubscribe", `{"URI":"` + fixture.VerbatimResource + `"}`, false},
 	} {
 		if got := g.agg.RoutesRaw(c.method, json.RawMessage(c.params)); got != c.routes {
 			t.Errorf("RoutesRaw(%s %s) = %v, want %v", c.method, c.params, got, c.routes)
