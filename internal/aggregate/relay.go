@@ -210,23 +210,25 @@ func newSubscriptions() *subscriptions {
 }
 
 // setSession records that session ss subscribed to the exported uri, or
-// unsubscribed.
-func (s *subscriptions) setSession(uri string, ss *mcp.ServerSession, on bool) {
+// unsubscribed, and reports whether it was subscribed before.
+func (s *subscriptions) setSession(uri string, ss *mcp.ServerSession, on bool) (was bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.sessions[uri]
+	_, was = m[ss]
 	if on {
 		if m == nil {
 			m = make(map[*mcp.ServerSession]struct{})
 			s.sessions[uri] = m
 		}
 		m[ss] = struct{}{}
-		return
+		return was
 	}
 	delete(m, ss)
 	if len(m) == 0 {
 		delete(s.sessions, uri)
 	}
+	return was
 }
 
 // heldElsewhere reports whether a live session other than ss is

@@ -328,11 +328,20 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	if on {
 		method = "resources/subscribe"
 	}
+	// A subscribing session counts as holding uri from now, so that
+	// another session's unsubscribe meanwhile is not forwarded.
+	was := on && g.subs.setSession(uri, ss, true)
+	undo := func() {
+		if on && !was {
+			g.subs.setSession(uri, ss, false)
+		}
+	}
 	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
 	call, done := g.calls.beginNotify(ctx, ss, up.Name(), notify, ask)
 	res, sent, err := g.forwardAgentParams(ctx, up, call, method, raw, reroute)
 	if !sent && rawOnly {
 		done()
+		undo()
 		return nil, ErrNeedsSession // params it cannot rewrite
 	}
 	if !sent {
@@ -346,6 +355,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	}
 	done()
 	if err != nil {
+		undo()
 		return nil, serverError(up.Name(), err)
 	}
 	g.subs.set(up.Name(), orig, uri, on)
