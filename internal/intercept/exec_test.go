@@ -29,7 +29,7 @@ case "$doc" in
   *'"text":"rewrite"'*) echo '{"action":"rewrite","arguments":{"text":"rewritten by exec"}}' ;;
   *'"text":"bare"'*) echo '{"content":[{"type":"text","text":"bare result"}]}' ;;
   *'"text":"fail"'*) echo "failing on purpose" >&2; exit 7 ;;
-  *'"text":"hang"'*) sleep 30 ;;
+  *'"text":"hang"'*) while :; do sleep 1; done ;;
   *'"text":"garbage"'*) echo 'this is not json' ;;
   *'"text":"typo"'*) echo '{"acton":"deny"}' ;;
   *'"text":"pretty"'*) printf '{\n  "action": "rewrite",\n  "arguments": {\n    "text": "was pretty"\n  }\n}\n' ;;
@@ -38,7 +38,21 @@ case "$doc" in
 esac
 `
 
-func execConfig(t *testing.T, extra string) (string, string) {
+// Hook timeouts of the tests. answerTimeout bounds a hook that must answer:
+// long enough for a shell to start on a machine under heavy load (tens of
+// runnable processes per core), so that only a command that never answers
+// ever reaches it, and a hook that answers ends the wait at once.
+// hangTimeout bounds the hook of the command that never answers ("hang"):
+// that one times out whatever the machine's speed, so it can be short.
+const (
+	answerTimeout = `"timeout":"60s"`
+	hangTimeout   = `"timeout":"500ms"`
+)
+
+// execConfig writes execScript and returns a config with it as interceptor
+// "tp" on hooks (a JSON array) with the members extra (",..."), and the
+// script's directory.
+func execConfig(t *testing.T, hooks, extra string) (string, string) {
 	t.Helper()
 	dir := t.TempDir()
 	script := filepath.Join(dir, "policy.sh")
@@ -46,11 +60,13 @@ func execConfig(t *testing.T, extra string) (string, string) {
 		t.Fatal(err)
 	}
 	cmd, _ := json.Marshal(script)
-	return `{"interceptors":[{"name":"tp","type":"exec","command":` + string(cmd) + `,"hooks":["before","after","tools"]` + extra + `}]}`, dir
+	return `{"interceptors":[{"name":"tp","type":"exec","command":` + string(cmd) + `,"hooks":` + hooks + extra + `}]}`, dir
 }
 
+const allHooks = `["before","after","tools"]`
+
 func TestExecDecisions(t *testing.T) {
-	doc, dir := execConfig(t, "")
+	doc, dir := execConfig(t, allHooks, ","+answerTimeout)
 	e := engine(t, doc, nil, "GATEWAY_ACCESS_TOKEN=secret-gateway-token")
 	cases := []struct {
 		text, want, trace string
@@ -110,41 +126,59 @@ func TestExecDecisions(t *testing.T) {
 }
 
 func TestExecHidesTools(t *testing.T) {
-	doc, _ := execConfig(t, "")
+	doc, _ := execConfig(t, allHooks, ","+answerTimeout)
 	e := engine(t, doc, nil)
 	if got := names(e.Visible(context.Background(), "srv", []*mcp.Tool{{Name: "echo"}, {Name: "env"}})); got != "echo" {
 		t.Errorf("visible %s, want echo", got)
 	}
 }
 
+// Each failure fails the call closed. The commands that answer (wrongly)
+// have a timeout no loaded machine reaches, so that each shows its own
+// failure; the one that never answers has a short one.
 func TestExecFailures(t *testing.T) {
-	doc, _ := execConfig(t, `,"timeout":"500ms"`)
-	e := engine(t, doc, nil)
-	for text, want := range map[string]string{
-		"fail":    "command exited with status 7",
-		"hang":    "no answer within 500ms",
-		"garbage": "answered something other than a JSON object",
-		"typo":    `answered an invalid decision: json: unknown field "acton"`,
+	doc, _ := execConfig(t, allHooks, ","+answerTimeout)
+	answers := engine(t, doc, nil)
+	doc, _ = execConfig(t, allHooks, ","+hangTimeout)
+	hangs := engine(t, doc, nil)
+	for _, c := range []struct {
+		e          *Engine
+		text, want string
+	}{
+		{answers, "fail", "command exited with status 7"},
+		{hangs, "hang", "no answer within 500ms"},
+		{answers, "garbage", "answered something other than a JSON object"},
+		{answers, "typo", `answered an invalid decision: json: unknown field "acton"`},
 	} {
 		u := &upstream{}
-		_, _, err := e.Call(context.Background(), call(text), u.next)
-		interceptorError(t, err, want)
+		_, _, err := c.e.Call(context.Background(), call(c.text), u.next)
+		interceptorError(t, err, c.want)
 		if u.calls.Load() != 0 {
-			t.Errorf("%s: the server was called", text)
+			t.Errorf("%s: the server was called", c.text)
 		}
 	}
 }
 
+// With failOpen, each failure of the before hook lets the call through, and
+// the after hook (which answers at once) leaves the result as it is. The
+// command that never answers runs on the before hook only, with a short
+// timeout: an after hook with that timeout would fail open too on a loaded
+// machine.
 func TestExecFailOpen(t *testing.T) {
-	doc, _ := execConfig(t, `,"timeout":"500ms","failOpen":true`)
-	e := engine(t, doc, nil)
-	for _, text := range []string{"fail", "hang", "garbage"} {
-		res, trace, err := e.Call(context.Background(), call(text), (&upstream{}).next)
+	doc, _ := execConfig(t, allHooks, ","+answerTimeout+`,"failOpen":true`)
+	answers := engine(t, doc, nil)
+	doc, _ = execConfig(t, `["before"]`, ","+hangTimeout+`,"failOpen":true`)
+	hangs := engine(t, doc, nil)
+	for _, c := range []struct {
+		e    *Engine
+		text string
+	}{{answers, "fail"}, {hangs, "hang"}, {answers, "garbage"}} {
+		res, trace, err := c.e.Call(context.Background(), call(c.text), (&upstream{}).next)
 		if err != nil {
-			t.Fatalf("%s: %v", text, err)
+			t.Fatalf("%s: %v", c.text, err)
 		}
-		if got, _ := resultText(t, res); got != "echo:"+text || strings.Join(trace, ",") != "tp:failed-open" {
-			t.Errorf("%s: %q, trace %v", text, got, trace)
+		if got, _ := resultText(t, res); got != "echo:"+c.text || strings.Join(trace, ",") != "tp:failed-open" {
+			t.Errorf("%s: %q, trace %v", c.text, got, trace)
 		}
 	}
 }
@@ -168,7 +202,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestExecStderrIsLogged(t *testing.T) {
-	doc, _ := execConfig(t, "")
+	doc, _ := execConfig(t, allHooks, ","+answerTimeout)
 	cfg, err := Parse([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
