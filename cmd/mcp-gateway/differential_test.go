@@ -106,7 +106,7 @@ var knownOpenDiffs = []knownOpenDiff{
 // runDifferential runs differential.mjs with args and returns what the client received, by step.
 func runDifferential(t *testing.T, ts string, env []string, args ...string) *jsonObject {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", append([]string{filepath.Join(ts, "differential.mjs")}, args...)...)
 	cmd.Dir = ts

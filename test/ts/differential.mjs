@@ -81,15 +81,23 @@ class RecordingTransport {
     }
 }
 
-// waitFor resolves once pred holds for a message received (from the from-th on), or rejects after ms.
-function waitFor(pred, ms, what, from = 0) {
+// PATIENCE_MS bounds every wait for something a server does by itself (a message it sends outside any request, a
+// state it reaches): each wait ends as soon as what it waits for comes, so the bound costs nothing when it comes;
+// it is long because on a loaded machine (tens of runnable processes per core) a few hops between processes can
+// take seconds, and a wait that ended early would put the message in another step and show a difference that is
+// only the machine's speed. A message that never comes still shows, after the bound.
+const PATIENCE_MS = 30000;
+
+// waitUntil resolves with cond()'s value once it is truthy (checked now and at each message received), or rejects
+// after ms.
+function waitUntil(cond, ms, what) {
     return new Promise((resolve, reject) => {
         const check = () => {
-            const hit = received.slice(from).find(r => pred(r.message));
+            const hit = cond();
             if (hit) {
                 waiters.delete(check);
                 clearTimeout(timer);
-                resolve(hit.message);
+                resolve(hit);
             }
         };
         const timer = setTimeout(() => {
@@ -99,6 +107,11 @@ function waitFor(pred, ms, what, from = 0) {
         waiters.add(check);
         check();
     });
+}
+
+// waitFor resolves once pred holds for a message received (from the from-th on), or rejects after ms.
+function waitFor(pred, ms, what, from = 0) {
+    return waitUntil(() => received.slice(from).find(r => pred(r.message))?.message, ms, what);
 }
 
 const rootDir = process.env.DIFF_ROOT;
@@ -243,19 +256,24 @@ async function listAll(name, method, key) {
 
 async function runEverything() {
     // server-everything registers the tools that depend on the client's capabilities after initialize: wait until
-    // the listing has them (the task tool is the last one registered), at most 10 s.
-    const deadline = Date.now() + 10000;
+    // the listing has them (the task tool is the last one registered), PATIENCE_MS at most.
+    const deadline = Date.now() + PATIENCE_MS;
     let tools;
     for (;;) {
         tools = await listAll('tools/list', 'tools/list', 'tools');
         if (tools.some(t => t.name === 'trigger-elicitation-request-async') || Date.now() > deadline) break;
         await new Promise(r => setTimeout(r, 200));
     }
-    // It also asks for the client's roots 350 ms after initialize, outside any call, and logs what it got: wait
-    // for that (3 s at most: a server behind a gateway was initialized long before this client came).
+    // It also asks for the client's roots 350 ms after initialize, outside any call, and logs what it got (through
+    // a gateway, whose server was initialized long before this client came, it asks when the gateway tells it that
+    // this client's roots changed): wait for that, and for the log of every roots/list that came by then (a server
+    // may ask twice, see the Go test), PATIENCE_MS at most.
     currentStep = 'server requests after initialize';
-    await waitFor(m => m.method === 'notifications/message' && /Roots updated|no roots/.test(String(m.params?.data)), 3000, 'the roots sync')
-        .catch(() => {});
+    const rootsLog = m => m.method === 'notifications/message' && /Roots updated|no roots/.test(String(m.params?.data));
+    await waitUntil(() => {
+        const logs = received.filter(r => rootsLog(r.message)).length;
+        return logs > 0 && logs >= received.filter(r => r.message.method === 'roots/list').length;
+    }, PATIENCE_MS, 'the roots sync').catch(() => {});
     // When the server asks is its own choice (directly: 350 ms after initialize; through a gateway: as soon as this
     // client can be asked, which may be while the tools are listed): what it sent since initialize, other than
     // answers, belongs to this step whichever step was running.
@@ -294,7 +312,7 @@ async function runEverything() {
     // Logging: the simulated logger sends one message at once, then every 5 s; the first is the one compared.
     currentStep = 'tools/call toggle-simulated-logging';
     await call('toggle-simulated-logging', {});
-    await waitFor(m => m.method === 'notifications/message' && /-level message| level-message/.test(String(m.params?.data)), 10000, 'a simulated log message');
+    await waitFor(m => m.method === 'notifications/message' && /-level message| level-message/.test(String(m.params?.data)), PATIENCE_MS, 'a simulated log message');
     collect('tools/call toggle-simulated-logging');
     await step('tools/call toggle-simulated-logging (off)', 'tools/call', { name: 'toggle-simulated-logging', arguments: {} });
 
@@ -312,8 +330,11 @@ async function runEverything() {
         await gotProgress;
         ac.abort('differential test cancels');
         const local = await pending;
-        // Wait past the operation's own end (3 s) with a ping, so that a late answer, if any, arrives in this step.
-        await new Promise(r => setTimeout(r, 3500));
+        // The server goes on to the operation's end (3 s): wait for its last progress (3 of 3), then a ping, so that
+        // the later progress and a late answer, if any, arrive in this step.
+        const token = requestIds.get(name);
+        await waitFor(m => m.method === 'notifications/progress' && m.params?.progressToken === token &&
+            m.params.progress === m.params.total, PATIENCE_MS, 'the cancelled operation\'s last progress').catch(() => {});
         await client.request({ method: 'ping' }, anyResult, requestOptions);
         collect(name);
         // The ping's answer is not the cancelled call's: keep only an answer to the call itself.
@@ -346,10 +367,11 @@ async function runEverything() {
     // Subscriptions: subscribe, let the simulated updates send one resources/updated, unsubscribe.
     const uri = 'demo://resource/dynamic/text/1';
     // The server logs each (un)subscribe. Over streamable HTTP that message goes on the standalone GET stream, in no
-    // order with the answer on the POST's: wait for it (3 s at most), so that it is recorded in its step either way.
+    // order with the answer on the POST's: wait for it (PATIENCE_MS at most), so that it is recorded in its step
+    // either way.
     const logged = async (name, re) => {
         currentStep = name;
-        await waitFor(m => m.method === 'notifications/message' && re.test(String(m.params?.data)), 3000, `a log message ${re}`).catch(() => {});
+        await waitFor(m => m.method === 'notifications/message' && re.test(String(m.params?.data)), PATIENCE_MS, `a log message ${re}`).catch(() => {});
         collect(name);
     };
     await step('resources/subscribe', 'resources/subscribe', { uri });
@@ -357,7 +379,7 @@ async function runEverything() {
     {
         const name = 'tools/call toggle-subscriber-updates';
         await call('toggle-subscriber-updates', {});
-        await waitFor(m => m.method === 'notifications/resources/updated', 10000, 'notifications/resources/updated');
+        await waitFor(m => m.method === 'notifications/resources/updated', PATIENCE_MS, 'notifications/resources/updated');
         collect(name);
     }
     await step('resources/unsubscribe', 'resources/unsubscribe', { uri });
@@ -373,7 +395,7 @@ async function runEverything() {
         const taskId = created?.result?.task?.taskId;
         if (taskId !== undefined) {
             const statuses = [];
-            const until = Date.now() + 20000;
+            const until = Date.now() + 2 * PATIENCE_MS; // the task itself takes about 4 s
             for (;;) {
                 const got = await step('tasks/get', 'tasks/get', { taskId });
                 const status = got?.result?.status;
@@ -401,15 +423,15 @@ async function runEverything() {
 }
 
 async function runFilesystem() {
-    // The server takes the client's roots after initialize: wait until list_allowed_directories shows them, 3 s
-    // at most (a server that never asks keeps its command-line directory, which is the difference shown).
+    // The server takes the client's roots after initialize: wait until list_allowed_directories shows them,
+    // PATIENCE_MS at most (a server that never asks keeps its command-line directory, which is the difference shown).
     await listAll('tools/list', 'tools/list', 'tools');
     await listAll('prompts/list', 'prompts/list', 'prompts').catch(err => { out['prompts/list'] = { localError: String(err.message) }; });
     await listAll('resources/list', 'resources/list', 'resources').catch(err => { out['resources/list'] = { localError: String(err.message) }; });
     await listAll('resources/templates/list', 'resources/templates/list', 'resourceTemplates').catch(err => { out['resources/templates/list'] = { localError: String(err.message) }; });
 
     const call = (tool, args, label = `tools/call ${tool}`) => step(label, 'tools/call', { name: tool, arguments: args });
-    const until = Date.now() + 3000;
+    const until = Date.now() + PATIENCE_MS;
     for (;;) {
         const r = await call('list_allowed_directories', {});
         if (JSON.stringify(r).includes(`${rootDir}/sub`) || Date.now() > until) break;
@@ -431,10 +453,11 @@ async function runFilesystem() {
     await call('get_file_info', { path: `${sub}/notes.txt` });
     await call('read_text_file', { path: `${rootDir}/outside.txt` }, 'tools/call read_text_file outside the roots');
 
-    // Roots change to sub/nested: the server asks for them and allows only that directory from then on.
+    // Roots change to sub/nested: the server asks for them and allows only that directory from then on (when it has
+    // processed the answer: poll, PATIENCE_MS at most).
     const nested = `${sub}/nested`;
     await rootsChanged([{ uri: `file://${nested}`, name: 'nested' }], m => m.method === 'roots/list');
-    const until2 = Date.now() + 3000;
+    const until2 = Date.now() + PATIENCE_MS;
     for (;;) {
         const r = await call('list_allowed_directories', {}, 'tools/call list_allowed_directories after roots/list_changed');
         if (r?.result?.content?.[0]?.text === `Allowed directories:\n${nested}` || Date.now() > until2) break;
@@ -445,14 +468,14 @@ async function runFilesystem() {
 }
 
 // rootsChanged replaces the client's roots, tells the server (notifications/roots/list_changed) and waits for what
-// the server does about it (3 s at most: through a gateway the server may never ask this client).
+// the server does about it (PATIENCE_MS at most: a gateway that did not relay it shows as the difference).
 async function rootsChanged(newRoots, serverReacted) {
     const name = 'notifications/roots/list_changed';
     currentStep = name;
     roots.splice(0, roots.length, ...newRoots);
     const before = received.length;
     await client.sendRootsListChanged();
-    await waitFor(serverReacted, 3000, 'the server to take the new roots', before)
+    await waitFor(serverReacted, PATIENCE_MS, 'the server to take the new roots', before)
         .catch(() => {});
     collect(name);
 }
