@@ -626,7 +626,9 @@ func TestStartupEndsTree(t *testing.T) {
 			}
 			var r result
 			if how == "timeout" {
-				r = sb.launch(cfg, "--startup-timeout", "5s")
+				// Long enough for quick to be ready and the slow processes to
+				// start on a loaded machine.
+				r = sb.launch(cfg, "--startup-timeout", "10s")
 				if !strings.Contains(r.stderr, "timed out") || !strings.Contains(r.stderr, "slowstart") ||
 					!strings.Contains(r.stderr, "slowinstall") || strings.Contains(r.stderr, "quick") {
 					t.Errorf("stderr %q should name exactly the two slow servers", r.stderr)
