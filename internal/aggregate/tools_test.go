@@ -183,71 +183,112 @@ func TestListToolsFallsBackWhenRawGoesUnanswered(t *testing.T) {
 
 // TestFirstListing: the raw listing alone first; the SDK client's when the
 // raw one declines, or alongside it once patience has passed; the first
-// complete listing wins and the other is ended.
+// complete listing wins and the other is ended. Each listing answers on an
+// event (at once, never, once the SDK client was asked, once the raw one
+// ended), not after a time, and patience is an hour where it must not pass,
+// so that no outcome depends on how fast goroutines run on a loaded machine.
 func TestFirstListing(t *testing.T) {
-	const patience = 50 * time.Millisecond
 	rawTools, sdkTools := []*mcp.Tool{{Name: "raw"}}, []*mcp.Tool{{Name: "sdk"}}
-	after := func(d time.Duration, ok bool, ended chan<- struct{}) func(context.Context) ([]*mcp.Tool, bool) {
-		return func(ctx context.Context) ([]*mcp.Tool, bool) {
-			select {
-			case <-time.After(d):
-				return rawTools, ok
-			case <-ctx.Done():
-				close(ended)
-				return nil, false
-			}
-		}
-	}
-	sdkAfter := func(d time.Duration, called, ended chan<- struct{}) func(context.Context) ([]*mcp.Tool, error) {
-		return func(ctx context.Context) ([]*mcp.Tool, error) {
-			close(called)
-			select {
-			case <-time.After(d):
-				return sdkTools, nil
-			case <-ctx.Done():
-				close(ended)
-				return nil, ctx.Err()
-			}
-		}
-	}
+	// When a listing answers: at once, never, or when the channel given is
+	// closed.
+	type when int
+	const (
+		now when = iota
+		never
+		later
+	)
 	for _, c := range []struct {
 		name      string
-		rawIn     time.Duration
+		patience  time.Duration
+		rawIn     when // later: once the SDK client was asked
 		rawOK     bool
-		sdkIn     time.Duration
+		sdkIn     when // later: once the raw listing returned
 		want      string
 		sdkCalled bool // the SDK client was asked
 		rawEnded  bool // the raw listing was ended unfinished
 		sdkEnded  bool // the SDK client's listing was ended unfinished
 	}{
-		{"raw answers in time", 0, true, 0, "raw", false, false, false},
-		{"raw declines", 0, false, 0, "sdk", true, false, false},
-		{"raw is silent", time.Hour, true, 0, "sdk", true, true, false},
-		{"raw answers late, before the SDK", 2 * patience, true, time.Hour, "raw", true, false, true},
-		{"raw declines late, the SDK decides", 2 * patience, false, 4 * patience, "sdk", true, false, false},
+		{"raw answers in time", time.Hour, now, true, now, "raw", false, false, false},
+		{"raw declines", time.Hour, now, false, now, "sdk", true, false, false},
+		{"raw is silent", 50 * time.Millisecond, never, true, now, "sdk", true, true, false},
+		{"raw answers late, before the SDK", 50 * time.Millisecond, later, true, never, "raw", true, false, true},
+		{"raw declines late, the SDK decides", 50 * time.Millisecond, later, false, later, "sdk", true, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			rawEnded, sdkCalled, sdkEnded := make(chan struct{}), make(chan struct{}), make(chan struct{})
-			got, err := firstListing(context.Background(), patience, after(c.rawIn, c.rawOK, rawEnded), sdkAfter(c.sdkIn, sdkCalled, sdkEnded))
-			if err != nil || len(got) != 1 || got[0].Name != c.want {
-				t.Fatalf("listing = %v, %v; want the %s one", got, err, c.want)
-			}
-			closedSoon := func(ch chan struct{}) bool {
-				select {
-				case <-ch:
+			rawEnded, rawDone, sdkCalled, sdkEnded := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
+			wait := func(ctx context.Context, w when, after <-chan struct{}, ended chan struct{}) bool {
+				var ready, bound <-chan struct{} // never, unless
+				switch w {
+				case now:
 					return true
-				case <-time.After(time.Second):
+				case later:
+					ready = after
+					// A bound on a machine at any load: what it waits for
+					// never came (patience never started the SDK's listing).
+					b := make(chan struct{})
+					timer := time.AfterFunc(time.Minute, func() { close(b) })
+					defer timer.Stop()
+					bound = b
+				}
+				select {
+				case <-ready:
+					return true
+				case <-bound:
+					t.Errorf("%s: what a listing waits for never came", c.name)
+					return false
+				case <-ctx.Done():
+					close(ended)
 					return false
 				}
 			}
-			if c.sdkCalled != closedSoon(sdkCalled) {
+			raw := func(ctx context.Context) ([]*mcp.Tool, bool) {
+				defer close(rawDone)
+				if !wait(ctx, c.rawIn, sdkCalled, rawEnded) {
+					return nil, false
+				}
+				return rawTools, c.rawOK
+			}
+			sdk := func(ctx context.Context) ([]*mcp.Tool, error) {
+				close(sdkCalled)
+				if !wait(ctx, c.sdkIn, rawDone, sdkEnded) {
+					return nil, ctx.Err()
+				}
+				return sdkTools, nil
+			}
+			got, err := firstListing(context.Background(), c.patience, raw, sdk)
+			if err != nil || len(got) != 1 || got[0].Name != c.want {
+				t.Fatalf("listing = %v, %v; want the %s one", got, err, c.want)
+			}
+			// Whether a listing is asked or ended is known once both
+			// returned (firstListing ends the loser on return): wait for
+			// that, not for a time.
+			closed := func(ch chan struct{}) bool {
+				select {
+				case <-ch:
+					return true
+				default:
+					return false
+				}
+			}
+			<-rawDone
+			if c.sdkCalled {
+				select {
+				case <-sdkCalled:
+				case <-time.After(time.Minute):
+				}
+			}
+			if closed(sdkCalled) != c.sdkCalled {
 				t.Errorf("SDK listing asked: %v, want %v", !c.sdkCalled, c.sdkCalled)
 			}
-			if c.rawEnded && !closedSoon(rawEnded) {
+			if c.rawEnded && !closed(rawEnded) {
 				t.Error("the silent raw listing was not ended")
 			}
-			if c.sdkEnded && !closedSoon(sdkEnded) {
-				t.Error("the SDK listing was not ended when the raw one won")
+			if c.sdkEnded {
+				select {
+				case <-sdkEnded:
+				case <-time.After(time.Minute):
+					t.Error("the SDK listing was not ended when the raw one won")
+				}
 			}
 		})
 	}
