@@ -255,16 +255,17 @@ func TestPullNPM(t *testing.T) {
 }
 
 // TestPullTimeout: a step that outlives its Timeout is killed with its whole process group and
-// fails saying so, and the next step still runs.
+// fails saying so, and the next step still runs. The timeout leaves a shell on a loaded machine the
+// time to start its child and say its pid; the step never ends by itself.
 func TestPullTimeout(t *testing.T) {
 	steps := []InstallStep{
-		{Server: "stuck", Argv: sh(`sleep 300 & echo "pid=$!"; wait`), Timeout: 300 * time.Millisecond},
+		{Server: "stuck", Argv: sh(`sleep 300 & echo "pid=$!"; wait`), Timeout: 3 * time.Second},
 		{Server: "next", Argv: sh(`echo ran`)},
 	}
 	var stdout, stderr bytes.Buffer
 	err := Pull(context.Background(), steps, &stdout, &stderr)
-	if err == nil || !strings.Contains(err.Error(), "pull stuck: /bin/sh -c") || !strings.Contains(err.Error(), "timed out after 300ms") {
-		t.Fatalf("err = %v, want stuck timed out after 300ms", err)
+	if err == nil || !strings.Contains(err.Error(), "pull stuck: /bin/sh -c") || !strings.Contains(err.Error(), "timed out after 3s") {
+		t.Fatalf("err = %v, want stuck timed out after 3s", err)
 	}
 	if strings.Contains(err.Error(), "next") {
 		t.Errorf("err %q names a step that worked", err)
@@ -275,7 +276,11 @@ func TestPullTimeout(t *testing.T) {
 	if !strings.Contains(stderr.String(), "pull stuck: failed: /bin/sh -c") {
 		t.Errorf("stderr:\n%s", stderr.String())
 	}
-	waitGone(t, strings.Fields(strings.SplitN(stdout.String(), "[stuck] pid=", 2)[1])[0])
+	_, after, ok := strings.Cut(stdout.String(), "[stuck] pid=")
+	if !ok {
+		t.Fatalf("the stuck step never said its child's pid within its timeout:\n%s", stdout.String())
+	}
+	waitGone(t, strings.Fields(after)[0])
 }
 
 // TestPullStartAndEndLines: every step is bracketed by a line as it starts (time, the command,
