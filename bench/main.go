@@ -73,7 +73,7 @@ type options struct {
 }
 
 // parts of a run that -only can select.
-var parts = []string{"calls", "paths", "launch", "interceptors", "profile"}
+var parts = []string{"calls", "paths", "stdio", "launch", "interceptors", "profile"}
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -91,7 +91,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&o.protocol, "protocol", "2025-11-25", "MCP protocol version of the benchmark's clients (\"\" = the SDK's latest)")
 	sizes := fs.String("servers", "1,10,64", "server counts of the launch runs, comma-separated (the target is judged at 64)")
-	only := fs.String("only", "", "run only these parts, comma-separated: calls (direct vs gateway, CPU, RSS), paths (gateway CPU per call on the fast and the SDK path), launch (launch-to-ready, tools/list), interceptors (no-op plugin and exec), profile (needs -profile); default: all")
+	only := fs.String("only", "", "run only these parts, comma-separated: calls (direct vs gateway, CPU, RSS), paths (gateway CPU per call on the fast and the SDK path), stdio (gateway CPU per call in stdio mode), launch (launch-to-ready, tools/list), interceptors (no-op plugin and exec), profile (needs -profile); default: all")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -106,7 +106,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		o.only[p] = true
 	}
 	if len(o.only) == 0 {
-		o.only = map[string]bool{"calls": true, "paths": true, "launch": true, "interceptors": true, "profile": true}
+		o.only = map[string]bool{"calls": true, "paths": true, "stdio": true, "launch": true, "interceptors": true, "profile": true}
 	}
 	if o.only["profile"] && o.profile == "" {
 		if *only != "" {
@@ -218,6 +218,9 @@ func (b *bench) runAll(ctx context.Context) error {
 	}
 	if b.opt.only["paths"] {
 		steps = append(steps, b.pathRuns)
+	}
+	if b.opt.only["stdio"] {
+		steps = append(steps, b.stdioRuns)
 	}
 	if b.opt.only["launch"] {
 		steps = append(steps, b.launchRuns)

@@ -186,7 +186,7 @@ func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os
 	return serveUntil(ctx, g, log)
 }
 
-// envCPUProfile names a file the background gateway writes a CPU profile to,
+// envCPUProfile names a file the gateway (background or stdio mode) writes a CPU profile to,
 // from start until shutdown, and at shutdown an allocation profile to the same
 // path plus ".allocs". It is for the benchmark (bench/): profiling
 // the real daemon under real load needs no debug flag or HTTP endpoint.

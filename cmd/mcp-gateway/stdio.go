@@ -60,6 +60,8 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	stopProfile := startProfile(log)
+	defer stopProfile()
 	specs, err := set.resolveOrDefault(stderr)
 	if err != nil {
 		return err
