@@ -42,6 +42,9 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 	)
 	cmd.Env = os.Environ()
 	if b.opt.profile != "" {
+		if err := os.MkdirAll(b.opt.profile, 0o755); err != nil {
+			return err
+		}
 		f, err := filepath.Abs(filepath.Join(b.opt.profile, "stdio.pprof"))
 		if err != nil {
 			return err
