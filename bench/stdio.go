@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
 // stdioInFlight is the number of requests the stdio rows keep in flight on
@@ -19,17 +21,25 @@ const stdioInFlight = 8
 
 // stdioRuns measures stdio mode as a command-line MCP client runs it:
 // `mcp-gateway stdio --config ...` started with pipes, one client (the Go
-// SDK client over CommandTransport) with stdioInFlight tools/call requests
-// in flight on its one session, against one fixture server. The row is the
+// SDK client over CommandTransport) with stdioInFlight requests in flight on
+// its one session. A row per request stdio mode forwards (stdioMethods;
+// completion/complete goes to a second server, as in the paths rows): the
 // gateway process's CPU per call (its /proc CPU time over the run, divided
-// by the calls); next to it, the same client on the fixture server itself
-// (the server's CPU per call), for comparison.
+// by the calls). Then the same client's tools/call on the fixture server
+// itself (the server's CPU per call), for comparison. Every request of stdio
+// mode goes through the Go SDK's server session.
 func (b *bench) stdioRuns(ctx context.Context) error {
 	dir, err := os.MkdirTemp(b.tmp, "stdio-")
 	if err != nil {
 		return err
 	}
-	cfg, err := json.Marshal(fixtureServers(1, plainServer))
+	// As the paths rows: a second server, with completions, answers
+	// completion/complete only.
+	cfg, err := json.Marshal(fixtureServers(2, func(i int) fixture.Options {
+		o := plainServer(i)
+		o.Verbatim = i == 1
+		return o
+	}))
 	if err != nil {
 		return err
 	}
@@ -53,7 +63,7 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	b.logf("starting mcp-gateway stdio with 1 server")
+	b.logf("starting mcp-gateway stdio with 2 servers")
 	client := mcp.NewClient(&mcp.Implementation{Name: "bench-agent", Version: "1"}, nil)
 	tr := &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}
 	cs, err := client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: b.opt.protocol})
@@ -64,8 +74,21 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 		}
 		return fmt.Errorf("connect to mcp-gateway stdio: %w\n%s", err, stderr.String())
 	}
-	s, cpu, err := stdioLoad(ctx, b, cs, cmd.Process.Pid, "gateway (stdio mode)")
-	// Closing stdin ends the gateway: it stops its server and exits (the
+	type result struct {
+		what string
+		s    stats
+		cpu  time.Duration
+	}
+	var results []result
+	for _, m := range stdioMethods {
+		var r result
+		r.what = m.name
+		if r.s, r.cpu, err = stdioLoad(ctx, b, m.call(cs), cmd.Process.Pid, "gateway (stdio mode), "+m.name); err != nil {
+			break
+		}
+		results = append(results, r)
+	}
+	// Closing stdin ends the gateway: it stops its servers and exits (the
 	// profile, if any, is written then); CommandTransport waits for it.
 	_ = cs.Close()
 	if err != nil {
@@ -74,30 +97,32 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 	if st := cmd.ProcessState; st == nil || !st.Success() {
 		return fmt.Errorf("mcp-gateway stdio did not exit cleanly after stdin closed (%v)\n%s", st, stderr.String())
 	}
-	b.tbl.add(fmt.Sprintf("gateway CPU per call, stdio mode, 1 client, %d requests in flight", stdioInFlight),
-		fmt.Sprintf("%s (%s)", dur(cpu), throughput(s)), "≤ 150 µs", judge(cpu <= targetCPUPerCall))
+	for _, r := range results {
+		b.tbl.add(fmt.Sprintf("gateway CPU per call, stdio mode, 1 client, %d requests in flight, %s", stdioInFlight, r.what),
+			fmt.Sprintf("%s (%s)", dur(r.cpu), throughput(r.s)), "≤ 150 µs", judge(r.cpu <= targetCPUPerCall))
+	}
 
 	d, err := startDirect(ctx, plainServer(0), b.opt.protocol)
 	if err != nil {
 		return err
 	}
 	defer d.close()
-	ds, dcpu, err := stdioLoad(ctx, b, d.cs, d.pid(), "direct stdio")
+	ds, dcpu, err := stdioLoad(ctx, b, stdioMethods[0].call(d.cs), d.pid(), "direct stdio, "+stdioMethods[0].name)
 	if err != nil {
 		return err
 	}
-	b.tbl.add(fmt.Sprintf("direct stdio, 1 client, %d requests in flight (server CPU per call)", stdioInFlight),
+	b.tbl.add(fmt.Sprintf("direct stdio, 1 client, %d requests in flight, %s (server CPU per call)", stdioInFlight, stdioMethods[0].name),
 		fmt.Sprintf("%s (%s)", dur(dcpu), throughput(ds)), "", none)
 	return nil
 }
 
-// stdioLoad warms cs up, then keeps stdioInFlight echo calls in flight on
-// it for the run's duration and returns the load's stats and pid's CPU time
-// per call over it.
-func stdioLoad(ctx context.Context, b *bench, cs *mcp.ClientSession, pid int, what string) (stats, time.Duration, error) {
+// stdioLoad warms up, then keeps stdioInFlight calls of c in flight for
+// the run's duration and returns the load's stats and pid's CPU time per
+// call over it.
+func stdioLoad(ctx context.Context, b *bench, c call, pid int, what string) (stats, time.Duration, error) {
 	workers := make([]call, stdioInFlight)
 	for i := range workers {
-		workers[i] = echoCall(cs, directEchoTool)
+		workers[i] = c
 	}
 	if _, err := drive(ctx, workers, 0, warmupCalls); err != nil {
 		return stats{}, 0, fmt.Errorf("%s warm-up: %w", what, err)
@@ -116,4 +141,53 @@ func stdioLoad(ctx context.Context, b *bench, cs *mcp.ClientSession, pid int, wh
 		return stats{}, 0, err
 	}
 	return s, perCall(cpu1-cpu0, s.calls), nil
+}
+
+// stdioMethods are the requests stdio mode forwards to one server, each
+// checked as the paths rows check theirs.
+var stdioMethods = []struct {
+	name string
+	call func(*mcp.ClientSession) call
+}{
+	{"tools/call", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }},
+	{"prompts/get", func(cs *mcp.ClientSession) call {
+		return func(ctx context.Context) error {
+			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "bench"}})
+			if err != nil {
+				return fmt.Errorf("prompts/get greet: %w", err)
+			}
+			if len(res.Messages) != 1 {
+				return fmt.Errorf("prompts/get greet: %d messages, want 1", len(res.Messages))
+			}
+			return nil
+		}
+	}},
+	{"resources/read", func(cs *mcp.ClientSession) call {
+		uri := fixture.ResourceURI(directServerName)
+		return func(ctx context.Context) error {
+			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+			if err != nil {
+				return fmt.Errorf("resources/read %s: %w", uri, err)
+			}
+			if len(res.Contents) != 1 || res.Contents[0].URI != uri {
+				return fmt.Errorf("resources/read %s: contents %v", uri, res.Contents)
+			}
+			return nil
+		}
+	}},
+	{"completion/complete", func(cs *mcp.ClientSession) call {
+		return func(ctx context.Context) error {
+			res, err := cs.Complete(ctx, &mcp.CompleteParams{
+				Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: fixture.VerbatimPrompt},
+				Argument: mcp.CompleteParamsArgument{Name: "topic", Value: "a"},
+			})
+			if err != nil {
+				return fmt.Errorf("completion/complete: %w", err)
+			}
+			if len(res.Completion.Values) == 0 {
+				return fmt.Errorf("completion/complete: no values")
+			}
+			return nil
+		}
+	}},
 }
