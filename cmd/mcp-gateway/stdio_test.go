@@ -491,3 +491,42 @@ func TestStdioForwardsParamsAsSent(t *testing.T) {
 		}
 	}
 }
+
+// TestStdioCPUProfile: stdio mode writes the CPU profile MCP_GATEWAY_CPUPROFILE
+// names (the benchmark's stdio rows profile it so), and the allocation
+// profile next to it, once stdin closes and it exits.
+func TestStdioCPUProfile(t *testing.T) {
+	dir := t.TempDir()
+	prof := filepath.Join(dir, "stdio.pprof")
+	cfg := mcpConfig(t, map[string]any{
+		"alpha": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "alpha", Tools: []string{"echo"}})},
+	})
+	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg, "--log-file", filepath.Join(dir, "stdio.log"),
+		"--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers"))
+	cmd.Env = append(os.Environ(), "MCP_GATEWAY_CPUPROFILE="+prof)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "profiler", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: time.Minute}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { killSession(cmd.Process.Pid) })
+	if got, err := fixture.CallText(ctx, cs, "echo", map[string]any{"text": "profiled"}); err != nil || got != "profiled" {
+		t.Fatalf("echo: %q, %v", got, err)
+	}
+	if err := cs.Close(); err != nil {
+		t.Fatalf("gateway exit after stdin closed: %v", err)
+	}
+	for _, p := range []string{prof, prof + ".allocs"} {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("profile not written: %v", err)
+		}
+		// Both are gzipped protocol buffers (runtime/pprof).
+		if len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+			t.Errorf("%s is not a pprof profile (%d bytes)", p, len(b))
+		}
+	}
+}
