@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/stdioserve"
 )
 
@@ -31,6 +32,15 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		for ss := range g.agg.Server().Sessions() {
 			g.agg.AgentTaskStatus(ss, params)
 		}
+	}
+	// tools/call, prompts/get, resources/read and completion/complete are
+	// answered outside the SDK, with the server's result bytes, as over
+	// HTTP (the stdio client's one stream carries everything of a call).
+	t.Forward = func(ctx context.Context, method string, params json.RawMessage, notify aggregate.Notify, ask aggregate.Ask) (json.RawMessage, error) {
+		for ss := range g.agg.Server().Sessions() {
+			return g.agg.RequestStream(ctx, ss, method, params, true, notify, ask, nil)
+		}
+		return nil, aggregate.ErrNeedsSession
 	}
 	err := g.agg.Server().Run(ctx, t)
 	if ctx.Err() == nil {

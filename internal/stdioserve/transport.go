@@ -22,13 +22,25 @@ import (
 // New returns a Transport on in and out. out is never closed: the process may
 // still need it, and closing it is the exit's job.
 func New(in io.Reader, out io.Writer, grace time.Duration) *Transport {
-	return &Transport{Inner: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}, Grace: grace}
+	w := &lineWriter{w: out}
+	return &Transport{Inner: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: w}, Grace: grace, out: w}
 }
 
-// nopWriteCloser keeps the MCP transport from closing stdout.
-type nopWriteCloser struct{ io.Writer }
+// lineWriter is stdout, shared by the SDK's transport and the raw path:
+// each Write is one whole message, never interleaved with another. Close
+// keeps the MCP transport from closing stdout.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
 
-func (nopWriteCloser) Close() error { return nil }
+func (l *lineWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+func (*lineWriter) Close() error { return nil }
 
 // Transport answers what was asked before stdin closed, except what
 // the client cancelled. The SDK ends a
@@ -56,6 +68,12 @@ type Transport struct {
 	// TaskStatus, if set, takes the client's notifications/tasks/status
 	// (about a task it runs for a server), which the SDK does not know.
 	TaskStatus func(params json.RawMessage)
+	// Forward, if set, answers the requests aggregate.ForwardsRaw takes
+	// outside the SDK (aggregate.RequestStream): see rawpath.go. It needs
+	// the Transport of New, whose stdout the raw path writes to.
+	Forward Forward
+
+	out *lineWriter // New's stdout
 }
 
 // Connect implements mcp.Transport.
@@ -64,8 +82,12 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{Connection: c, grace: t.Grace, task: t.Task, initialized: t.Initialized, taskStatus: t.TaskStatus, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listed: map[string]bool{},
-		changed: make(chan struct{}, 1), closed: make(chan struct{})}, nil
+	dc := &drainConn{Connection: c, grace: t.Grace, task: t.Task, initialized: t.Initialized, taskStatus: t.TaskStatus, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listed: map[string]bool{},
+		changed: make(chan struct{}, 1), closed: make(chan struct{})}
+	if t.Forward != nil && t.out != nil {
+		dc.raw = newRawPath(dc, t.Forward, t.out)
+	}
+	return dc, nil
 }
 
 type drainConn struct {
@@ -83,6 +105,9 @@ type drainConn struct {
 	listed    map[string]bool     // kinds of list the client asked for: "tools", "prompts", "resources"
 	closed    chan struct{}
 	closeOnce sync.Once
+
+	raw *rawPath // nil: every request goes to the SDK
+	eof error    // the inner connection's EOF, held while declined requests still go to the SDK
 }
 
 // listKind names the list a list request or a list_changed notification is
@@ -101,12 +126,46 @@ func listKind(method string) string {
 }
 
 func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
-	msg, err := c.Connection.Read(ctx)
-	if err != nil {
-		if errors.Is(err, io.EOF) {
-			c.drain(ctx)
+	for {
+		msg, err := c.next(ctx)
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if declined := c.drain(ctx); declined != nil {
+					c.eof = err
+					return declined, nil
+				}
+			}
+			return nil, err
 		}
-		return nil, err
+		if declined, ok := msg.(declinedRequest); ok {
+			return declined.Request, nil
+		}
+		if msg, ok := c.take(ctx, msg); ok {
+			return msg, nil
+		}
+	}
+}
+
+// next is the next message from the client, or a request the raw path
+// declined (as a declinedRequest, already counted as pending).
+func (c *drainConn) next(ctx context.Context) (jsonrpc.Message, error) {
+	if c.raw == nil {
+		return c.Connection.Read(ctx)
+	}
+	if c.eof != nil {
+		return nil, c.eof
+	}
+	return c.raw.next(ctx)
+}
+
+// declinedRequest is a request the raw path gave back to the SDK.
+type declinedRequest struct{ *jsonrpc.Request }
+
+// take handles one message from the client: it returns the message for the
+// SDK, or false when it was answered or consumed here.
+func (c *drainConn) take(ctx context.Context, msg jsonrpc.Message) (jsonrpc.Message, bool) {
+	if resp, ok := msg.(*jsonrpc.Response); ok && c.raw != nil && c.raw.deliver(resp) {
+		return nil, false // the answer to a request of the raw path's
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		switch {
@@ -114,7 +173,7 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.initialized(req.Params)
 		case req.Method == "notifications/tasks/status" && !req.IsCall() && c.taskStatus != nil:
 			c.taskStatus(req.Params)
-			return c.Read(ctx)
+			return nil, false
 		}
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && c.task != nil && aggregate.IsTaskRequest(req.Method, req.Params) {
@@ -133,7 +192,7 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			}
 			_ = c.Write(context.Background(), resp)
 		}()
-		return c.Read(ctx)
+		return nil, false
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil && len(req.Params) > 0 && aggregate.KeepsRawParams(req.Method) {
 		// The params as the client sent them, for the gateway to forward
@@ -143,8 +202,12 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		c.mu.Lock()
+		var raw bool
 		switch {
 		case req.IsCall():
+			if c.raw != nil && aggregate.ForwardsRaw(req.Method) && !c.pending[req.ID] {
+				raw = true
+			}
 			c.pending[req.ID] = true
 			if kind := listKind(req.Method); kind != "" {
 				c.listed[kind] = true
@@ -163,12 +226,21 @@ func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 				if id, err := jsonrpc.MakeID(p.RequestID); err == nil && c.pending[id] {
 					delete(c.pending, id)
 					c.cancelled[id] = true
+					if c.raw != nil && c.raw.cancel(id) {
+						c.mu.Unlock()
+						c.signal()
+						return nil, false // a raw call's: the SDK never saw it
+					}
 				}
 			}
 		}
 		c.mu.Unlock()
+		if raw {
+			c.raw.start(req)
+			return nil, false
+		}
 	}
-	return msg, nil
+	return msg, true
 }
 
 func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
@@ -202,22 +274,37 @@ func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 		c.mu.Lock()
 		delete(c.pending, resp.ID)
 		c.mu.Unlock()
-		select {
-		case c.changed <- struct{}{}:
-		default:
-		}
+		c.signal()
 	}
 	return err
 }
 
+// signal wakes drain: pending shrank.
+func (c *drainConn) signal() {
+	select {
+	case c.changed <- struct{}{}:
+	default:
+	}
+}
+
 func (c *drainConn) Close() error {
-	c.closeOnce.Do(func() { close(c.closed) })
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		if c.raw != nil {
+			c.raw.stop()
+		}
+	})
 	return c.Connection.Close()
 }
 
 // drain waits until every pending call is answered, grace passes, or the
-// connection is closed.
-func (c *drainConn) drain(ctx context.Context) {
+// connection is closed. A request the raw path declines meanwhile is
+// returned, for the SDK to answer.
+func (c *drainConn) drain(ctx context.Context) jsonrpc.Message {
+	var declined <-chan *jsonrpc.Request
+	if c.raw != nil {
+		declined = c.raw.declined
+	}
 	timer := time.NewTimer(c.grace)
 	defer timer.Stop()
 	for {
@@ -225,16 +312,18 @@ func (c *drainConn) drain(ctx context.Context) {
 		n := len(c.pending)
 		c.mu.Unlock()
 		if n == 0 {
-			return
+			return nil
 		}
 		select {
 		case <-c.changed:
+		case req := <-declined:
+			return req
 		case <-timer.C:
-			return
+			return nil
 		case <-c.closed:
-			return
+			return nil
 		case <-ctx.Done():
-			return
+			return nil
 		}
 	}
 }
