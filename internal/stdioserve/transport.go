@@ -52,7 +52,9 @@ func (*lineWriter) Close() error { return nil }
 // It also answers task requests (aggregate.IsTaskRequest) with task, as the
 // HTTP endpoint does: the SDK's server does not know them. And it hands the
 // gateway the params of each request it forwards as sent
-// (aggregate.WithRawParams), as the HTTP endpoint does.
+// (aggregate.WithRawParams), as the HTTP endpoint does. With Forward set,
+// the requests aggregate.ForwardsRaw takes are answered outside the SDK
+// with the server's bytes (rawpath.go).
 type Transport struct {
 	// Inner is the transport the client's messages come on (stdin and
 	// stdout, see New).
