@@ -218,3 +218,48 @@ func spacedJSON(s string) string {
 	}
 	return b.String()
 }
+
+// TestServeStdioDeclinedAtEOF: requests the raw path leaves to the SDK (an
+// unknown tool, whose error is the SDK's) are still answered when stdin
+// ends right after them, in one write as `printf ... | mcp-gateway stdio`
+// sends them.
+func TestServeStdioDeclinedAtEOF(t *testing.T) {
+	cfg := testConfig(t)
+	g := New([]catalog.ServerSpec{fixtureSpec("fx", fixture.Options{Tools: []string{"echo"}})}, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"last"}}}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	if err := g.ServeStdio(ctx, strings.NewReader(in), &out); err != nil {
+		t.Fatalf("serve stdio: %v", err)
+	}
+	if err := g.Wait(); err != nil {
+		t.Errorf("wait: %v", err)
+	}
+	got := map[string]stdioLine{}
+	for _, raw := range bytes.Split(bytes.TrimSpace(out.Bytes()), []byte("\n")) {
+		var l stdioLine
+		if err := json.Unmarshal(raw, &l); err != nil {
+			t.Fatalf("stdout line is not JSON-RPC: %s", raw)
+		}
+		l.raw = raw
+		got[string(l.ID)] = l
+	}
+	if l, ok := got["2"]; !ok || (l.Error == nil && !bytes.Contains(l.Result, []byte(`"isError":true`))) {
+		t.Errorf("unknown tool: answer %q, want an error\nstdout:\n%s", l.raw, out.String())
+	}
+	if l, ok := got["3"]; !ok || !bytes.Contains(l.Result, []byte(`"text":"last"`)) {
+		t.Errorf("echo: answer %q\nstdout:\n%s", l.raw, out.String())
+	}
+	if len(got) != 3 {
+		t.Errorf("%d answers, want 3:\n%s", len(got), out.String())
+	}
+}
