@@ -33,7 +33,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 			g.agg.AgentTaskStatus(ss, params)
 		}
 	}
-	// tools/call, prompts/get, resources/read and completion/complete are
+	// What aggregate.ForwardsRaw takes (tools/call, prompts/get, ...) is
 	// answered outside the SDK, with the server's result bytes, as over
 	// HTTP (the stdio client's one stream carries everything of a call).
 	t.Forward = func(ctx context.Context, method string, params json.RawMessage, notify aggregate.Notify, ask aggregate.Ask) (json.RawMessage, error) {
