@@ -160,6 +160,9 @@ func (r *rawPath) respond(id jsonrpc.ID, res json.RawMessage, err error) {
 	}
 	if !dropped {
 		member, raw := "result", res
+		if err == nil && len(bytes.TrimSpace(raw)) == 0 {
+			raw = json.RawMessage(`{}`) // no result bytes: still an answer
+		}
 		if err != nil {
 			var wire *jsonrpc.Error
 			if !errors.As(err, &wire) {
