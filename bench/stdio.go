@@ -26,8 +26,9 @@ const stdioInFlight = 8
 // completion/complete goes to a second server, as in the paths rows): the
 // gateway process's CPU per call (its /proc CPU time over the run, divided
 // by the calls). Then the same client's tools/call on the fixture server
-// itself (the server's CPU per call), for comparison. Every request of stdio
-// mode goes through the Go SDK's server session.
+// itself (the server's CPU per call), for comparison. Stdio mode answers
+// these requests on its raw path (internal/stdioserve), outside the Go
+// SDK's server session.
 func (b *bench) stdioRuns(ctx context.Context) error {
 	dir, err := os.MkdirTemp(b.tmp, "stdio-")
 	if err != nil {
