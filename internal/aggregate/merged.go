@@ -52,7 +52,11 @@ func newNamed[T any](nameOf func(T) string, rename func(T, string) T) *named[T] 
 // rebuild recomputes names, routes and the list for the given servers (in
 // order), and reports whether the exported list changed.
 func (m *named[T]) rebuild(servers []string, ups map[string]Upstream) bool {
-	var present []key
+	total := 0
+	for _, s := range servers {
+		total += len(m.perServer[s])
+	}
+	present := make([]key, 0, total)
 	for _, s := range servers {
 		for _, it := range m.perServer[s] {
 			present = append(present, key{s, m.nameOf(it)})

@@ -61,6 +61,11 @@ func newNamer() *namer { return &namer{assigned: make(map[key]string)} }
 func (n *namer) assign(present []key) map[key]string {
 	out := make(map[key]string, len(present))
 	taken := make(map[string]bool, len(present))
+	if len(n.assigned) == 0 {
+		// The first naming (at start) holds every tool: sized once
+		// instead of growing through every power of two.
+		n.assigned = make(map[key]string, len(present))
+	}
 	// Existing assignments first, so that a newcomer never takes a name that
 	// is already in use.
 	for _, k := range present {
