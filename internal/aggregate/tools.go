@@ -123,7 +123,7 @@ type rawTool struct {
 // through the SDK, which owns the outcome.
 func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, map[string]json.RawMessage, bool) {
 	var tools []*mcp.Tool
-	rawTools := make(map[string]json.RawMessage)
+	var rawTools map[string]json.RawMessage
 	seen := make(map[string]bool) // cursors: a server that loops would never end
 	cursor := ""
 	for {
@@ -142,27 +142,26 @@ func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, map[string]j
 			return nil, nil, false
 		}
 		// Decoded as the SDK client decodes a result, the tools' schemas
-		// aside: a member of the wrong type anywhere declines. Each tool is
-		// kept as the bytes the server sent too: that is what agents get.
+		// aside: a member of the wrong type anywhere declines. Each tool
+		// keeps the bytes the server sent too: that is what agents get.
 		var page struct {
 			mcp.ListToolsResult
-			Tools []json.RawMessage `json:"tools"`
+			Tools []*listedTool `json:"tools"`
 		}
 		if rest, err := fastjson.Parse(res, &page, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(bytes.TrimSpace(rest)) != 0 {
 			return nil, nil, false
 		}
-		for _, b := range page.Tools {
-			var rt *rawTool
-			if rest, err := fastjson.Parse(b, &rt, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(bytes.TrimSpace(rest)) != 0 {
-				return nil, nil, false
-			}
-			if rt == nil { // "tools":[null]: the SDK client drops it too
+		if rawTools == nil {
+			rawTools = make(map[string]json.RawMessage, len(page.Tools))
+		}
+		for _, lt := range page.Tools {
+			if lt == nil { // "tools":[null]: the SDK client drops it too
 				continue
 			}
-			t := rt.Tool
-			t.InputSchema, t.OutputSchema = schema(rt.InputSchema), schema(rt.OutputSchema)
-			tools = append(tools, &t)
-			rawTools[t.Name] = b
+			t := &lt.Tool
+			t.InputSchema, t.OutputSchema = schema(lt.InputSchema), schema(lt.OutputSchema)
+			tools = append(tools, t)
+			rawTools[t.Name] = lt.raw
 		}
 		if page.NextCursor == "" {
 			return tools, rawTools, true
@@ -173,6 +172,28 @@ func listToolsRaw(ctx context.Context, raw RoundTrip) ([]*mcp.Tool, map[string]j
 		seen[page.NextCursor] = true
 		cursor = page.NextCursor
 	}
+}
+
+// listedTool is one tool of a listing, decoded (rawTool) and as the bytes
+// the server sent, in one pass over the page.
+type listedTool struct {
+	rawTool
+	raw json.RawMessage
+}
+
+// UnmarshalJSON keeps b, which the page's decoder passes as a slice of the
+// listing (the listing is the caller's to keep: listToolsRaw's result
+// holds it), and decodes it as the page's decoder would.
+func (lt *listedTool) UnmarshalJSON(b []byte) error {
+	rest, err := fastjson.Parse(b, &lt.rawTool, fastjson.DontMatchCaseInsensitiveStructFields)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(rest)) != 0 {
+		return errors.New("data after a tool")
+	}
+	lt.raw = b
+	return nil
 }
 
 // rawListable reports whether a tools/list result can be kept as bytes with
@@ -228,21 +249,12 @@ func escapesChangeMeaning(res []byte) bool {
 // parses as a float64, as decoding into an interface needs. Only numbers
 // with an exponent or hundreds of digits can fail.
 func numbersFitFloat64(res []byte) bool {
-	inString, escaped := false, false
 	for i := 0; i < len(res); i++ {
-		c := res[i]
-		switch {
-		case inString:
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
+		switch c := res[i]; {
 		case c == '"':
-			inString = true
+			if i = stringEnd(res, i); i < 0 {
+				return true // unterminated: decoding refuses it anyway
+			}
 		case c == '-' || '0' <= c && c <= '9':
 			j := i
 			for j < len(res) && strings.IndexByte("+-.eE0123456789", res[j]) >= 0 {
@@ -257,6 +269,28 @@ func numbersFitFloat64(res []byte) bool {
 		}
 	}
 	return true
+}
+
+// stringEnd returns the index of the quote that ends the JSON string
+// opening at res[open], or -1 if it does not end: the next quote not
+// escaped, i.e. not preceded by an odd run of backslashes. It jumps from
+// quote to quote instead of looking at every byte: a listing is mostly
+// strings.
+func stringEnd(res []byte, open int) int {
+	for j := open + 1; ; j++ {
+		k := bytes.IndexByte(res[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for b := j - 1; b > open && res[b] == '\\'; b-- {
+			n++
+		}
+		if n%2 == 0 {
+			return j
+		}
+	}
 }
 
 // schema is a listed schema as Tool holds it: nil when absent or null, as

@@ -293,3 +293,59 @@ func TestFirstListing(t *testing.T) {
 		})
 	}
 }
+
+// TestNumbersFitFloat64 covers where a number can hide: only numbers
+// outside strings count, and a string ends at the first quote not escaped
+// by an odd run of backslashes.
+func TestNumbersFitFloat64(t *testing.T) {
+	for in, want := range map[string]bool{
+		`{"a":1,"b":-2.5e10,"c":[0,1e308]}`:        true,
+		`{"a":1e400}`:                              false,
+		`{"a":-1e400}`:                             false,
+		`{"a":"1e400"}`:                            true,
+		`{"a":"x\"1e400"}`:                         true,  // escaped quote: still in the string
+		`{"a":"x\\","b":1e400}`:                    false, // escaped backslash: the string ended
+		`{"a":"x\\\"1e400"}`:                       true,  // backslash, then an escaped quote
+		`{"a":"x\\\\","b":1e400}`:                  false,
+		`{"1e400":2}`:                              true,
+		`{"a":"` + strings.Repeat("9", 400) + `"}`: true,
+		`{"a":` + strings.Repeat("1", 301) + `}`:   true, // long, but a float64 holds it
+		`{"a":` + strings.Repeat("9", 400) + `}`:   false,
+		`{"a":"unterminated 1e400`:                 true, // decoding refuses it anyway
+		`{"a":true,"e":false,"n":null}`:            true,
+	} {
+		if got := numbersFitFloat64([]byte(in)); got != want {
+			t.Errorf("numbersFitFloat64(%s) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestListToolsRawKeepsEachToolsBytes: every tool's raw form is exactly
+// the bytes the server sent for it, member order, spacing and unknown
+// members included, and the decoded tool matches them.
+func TestListToolsRawKeepsEachToolsBytes(t *testing.T) {
+	one := `{"name":"a","execution":{"taskSupport":"optional"},"inputSchema":{"type":"object"}, "description":"d\"q"}`
+	two := `{ "inputSchema" : {"type":"object","properties":{"n":{"type":"integer","maximum":10000000000000000001}}}, "name" : "b" }`
+	page := json.RawMessage(`{"tools":[` + one + `,null,` + two + `]}`)
+	tools, raw, ok := listToolsRaw(context.Background(), func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return page, nil })
+	if !ok || len(tools) != 2 {
+		t.Fatalf("listed %v, %v; want tools a and b", tools, ok)
+	}
+	if got := string(raw["a"]); got != one {
+		t.Errorf("a as listed = %s, want %s", got, one)
+	}
+	if got := string(raw["b"]); got != two {
+		t.Errorf("b as listed = %s, want %s", got, two)
+	}
+	if tools[0].Name != "a" || tools[0].Description != `d"q` || tools[1].Name != "b" {
+		t.Errorf("decoded %+v, %+v", tools[0], tools[1])
+	}
+	if s, _ := tools[1].InputSchema.(json.RawMessage); !strings.Contains(string(s), "10000000000000000001") {
+		t.Errorf("b's schema = %s, want the server's bytes", s)
+	}
+	// A tool of the wrong shape anywhere declines the whole listing.
+	bad := json.RawMessage(`{"tools":[` + one + `,{"name":5}]}`)
+	if _, _, ok := listToolsRaw(context.Background(), func(context.Context, string, json.RawMessage) (json.RawMessage, error) { return bad, nil }); ok {
+		t.Error("a tool whose name is a number was taken")
+	}
+}
