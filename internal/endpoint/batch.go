@@ -1,7 +1,6 @@
 package endpoint
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,7 +21,8 @@ import (
 // is left to the SDK, which decodes each message into its types: a batch is
 // answered by one path, never split between both.
 //
-// What a batch may hold here: requests of tools/list and of the methods
+// What a batch may hold here: requests of the lists and ping (answered as
+// one would be alone, listResult) and of the methods
 // the gateway forwards raw (aggregate.ForwardsRaw, task requests), when the
 // session's calls need no stream (aggregate.RawEligible without one, no
 // progress token) and the request routes (aggregate.RoutesRaw);
@@ -35,7 +35,7 @@ import (
 type batchCall struct {
 	msg  *rpcMessage
 	task bool
-	list bool            // tools/list, answered with page
+	list bool            // a list or ping, answered with page (listResult)
 	page json.RawMessage // read before anything runs
 	ctx  context.Context
 	stop context.CancelCauseFunc
@@ -100,16 +100,10 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 		ids[string(el.ID)] = true
 		c := &batchCall{msg: el, task: aggregate.IsTaskRequest(el.Method, el.Params)}
 		switch {
-		case el.Method == "tools/list":
-			var p struct {
-				Cursor string `json:"cursor"`
-			}
-			if len(el.Params) > 0 && !bytes.Equal(el.Params, []byte("null")) && json.Unmarshal(el.Params, &p) != nil {
-				return false
-			}
-			page, err := f.e.agg.ToolsPage(p.Cursor)
-			if err != nil {
-				return false
+		case isListMethod(el.Method):
+			page, ok := f.listResult(el)
+			if !ok {
+				return false // the single request would be the SDK's too
 			}
 			c.list, c.page = true, page
 		case c.task:

@@ -215,6 +215,111 @@ func countRaw(seen []json.RawMessage, want string) int {
 	return n
 }
 
+// TestBatchListsAsAlone: the lists and ping in a batch are answered on
+// the fast path, each with the bytes the same request gets alone (a page
+// past the first too); a batch holding one the single request leaves to
+// the SDK (an invalid cursor, params the SDK would not decode or that may
+// name the sessionless protocol) is the SDK's whole, as that request is.
+func TestBatchListsAsAlone(t *testing.T) {
+	set := testSettings(t, 16)
+	set.PageSize = 2
+	url, token, _ := inProcessGatewayOf(t, set, io.Discard,
+		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true, ExtraTools: []string{"who"}}),
+		fixtureSpec("b", fixture.Options{Name: "b", Verbatim: true, ExtraTools: []string{"who"}}))
+	s := newRawSessionAt(t, url, token, "2025-03-26", `{}`)
+	// Until every server's prompts are named, requests about them wait on
+	// the SDK's path.
+	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+		t.Fatalf("prompts/list: %d %+v", status, r)
+	}
+	request := func(id, method, params string) string {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"method":%q`, id, method)
+		if params != "" {
+			body += `,"params":` + params
+		}
+		return body + "}"
+	}
+	// alone is the answer to a request sent alone, and whether it came on
+	// the fast path (plain JSON; the SDK answers on an SSE stream).
+	alone := func(method, params string) (json.RawMessage, bool) {
+		t.Helper()
+		status, h, out := postBatch(t, s, nil, "2025-03-26", request(`"alone"`, method, params))
+		if status != http.StatusOK || len(out) != 1 {
+			t.Fatalf("%s %s alone: %d %s", method, params, status, out)
+		}
+		return out[0], h.Get("Content-Type") == "application/json"
+	}
+	var second string // a cursor of prompts/list's second page
+	if first, _ := alone("prompts/list", `{}`); true {
+		var r struct {
+			Result struct {
+				NextCursor string `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(first, &r); err != nil || r.Result.NextCursor == "" {
+			t.Fatalf("prompts/list's first page: %s (%v), want a nextCursor", first, err)
+		}
+		second = fmt.Sprintf(`{"cursor":%q}`, r.Result.NextCursor)
+	}
+
+	taken := []struct{ method, params string }{
+		{"tools/list", ``},
+		{"tools/list", `{"_meta":{"x":1}}`},
+		{"tools/list", `{"Cursor":"x"}`}, // the SDK matches member names exactly: the first page
+		{"prompts/list", `{}`},
+		{"prompts/list", second},
+		{"resources/list", `null`},
+		{"resources/templates/list", `{}`},
+		{"ping", ``},
+		{"ping", `{}`},
+	}
+	batch := `[{"jsonrpc":"2.0","id":"who","method":"tools/call","params":{"name":"who","arguments":{}}}`
+	var want []string
+	for i, c := range taken {
+		raw, fast := alone(c.method, c.params)
+		if !fast {
+			t.Fatalf("%s %s alone: not on the fast path: %s", c.method, c.params, raw)
+		}
+		want = append(want, rawMember(t, raw, "result"))
+		batch += "," + request(fmt.Sprint(i), c.method, c.params)
+	}
+	batch += "]"
+	status, h, out := postBatch(t, s, nil, "2025-03-26", batch)
+	if status != http.StatusOK || h.Get("Content-Type") != "application/json" || len(out) != len(taken)+1 {
+		t.Fatalf("batch of lists: %d %q, %d answers %s; want 200 and the fast path's JSON array of %d", status, h.Get("Content-Type"), len(out), out, len(taken)+1)
+	}
+	if r := replyOf(t, out[0]); string(r.ID) != `"who"` || !strings.Contains(string(r.Result), "a:who") {
+		t.Errorf("batch of lists: the call answered %s", out[0])
+	}
+	for i, c := range taken {
+		if r := replyOf(t, out[i+1]); string(r.ID) != fmt.Sprint(i) {
+			t.Errorf("%s %s: answer %d has id %s, want %d (the batch's order)", c.method, c.params, i+1, r.ID, i)
+		}
+		if got := rawMember(t, out[i+1], "result"); got != want[i] {
+			t.Errorf("%s %s in a batch:\n%s\nwant, as alone:\n%s", c.method, c.params, got, want[i])
+		}
+	}
+
+	// What the single path declines sends the whole batch to the SDK.
+	for _, c := range []struct{ method, params string }{
+		{"prompts/list", `{"cursor":"!!"}`},
+		{"resources/templates/list", `{"cursor":7}`},
+		{"tools/list", `{"protocolVersion":"2025-03-26"}`},
+		{"resources/list", `{"cursor":"\u0041"}`},
+		{"ping", `[]`},
+	} {
+		if raw, fast := alone(c.method, c.params); fast {
+			t.Errorf("%s %s alone: answered on the fast path (%s); the case tests nothing", c.method, c.params, raw)
+			continue
+		}
+		batch := `[` + request(`"who"`, "tools/call", `{"name":"who","arguments":{}}`) + "," + request(`"l"`, c.method, c.params) + `]`
+		status, h, out := postBatch(t, s, nil, "2025-03-26", batch)
+		if status != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/event-stream") || len(out) != 2 {
+			t.Errorf("batch with %s %s: %d %q %s; want the SDK's SSE answer with 2 responses", c.method, c.params, status, h.Get("Content-Type"), out)
+		}
+	}
+}
+
 // TestBatchCancels: a batch of notifications only (a cancellation of a
 // fast-path call in flight) is answered 202, and the call it names ends
 // without an answer; a request of a batch that the agent cancels is left
@@ -298,7 +403,7 @@ func TestBatchLeftToSDK(t *testing.T) {
 		name, batch string
 		answers     int
 	}{
-		{"a ping", `[` + who + `,{"jsonrpc":"2.0","id":"p","method":"ping"}]`, 2},
+		{"a ping the SDK refuses", `[` + who + `,{"jsonrpc":"2.0","id":"p","method":"ping","params":[]}]`, 2},
 		{"an unknown tool", `[` + who + `,{"jsonrpc":"2.0","id":"u","method":"tools/call","params":{"name":"nope","arguments":{}}}]`, 2},
 		{"a progress token", `[` + who + `,{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"b_who","arguments":{},"_meta":{"progressToken":1}}}]`, 2},
 		{"a notification the SDK owns", `[` + who + `,{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}]`, 1},

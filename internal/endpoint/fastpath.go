@@ -85,9 +85,8 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	case "notifications/tasks/status":
 		return f.taskStatus(w, r, sid, msg)
-	case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "ping":
 	default:
-		if !task && !aggregate.ForwardsRaw(msg.Method) {
+		if !task && !isListMethod(msg.Method) && !aggregate.ForwardsRaw(msg.Method) {
 			return false
 		}
 	}
@@ -103,8 +102,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 			return false // the SDK's check and its error
 		}
 	}
-	switch msg.Method {
-	case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "ping":
+	if isListMethod(msg.Method) {
 		if f.ending(sid) || ss.InitializeParams() == nil {
 			// Closed or being closed: the SDK answers (404 once it is
 			// gone); not initialized: the SDK refuses.
@@ -119,29 +117,48 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// list answers tools/list, prompts/list, resources/list and
-// resources/templates/list from the aggregate's encoded pages
-// (aggregate.ListPage), and ping with the SDK's empty result, with the
-// bytes the SDK path sends. Through the SDK, a list of 6,400 tools cost
-// ~35 ms of CPU per request in reflection and JSON compaction; here it
-// costs a map lookup and one write. Params the SDK would refuse, and those
-// that may name the sessionless protocol (whose rules the SDK applies),
-// are left to it, as are prompts and resources not named yet (the SDK path
-// waits for them).
+// list answers tools/list, prompts/list, resources/list,
+// resources/templates/list and ping with listResult's answer.
 func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
-	if bytes.Contains(msg.Params, []byte("protocolVersion")) || bytes.Contains(msg.Params, []byte(`\u`)) {
+	res, ok := f.listResult(msg)
+	if !ok {
 		return false
 	}
-	if msg.Method == "ping" {
-		if !sdkDecodes(msg.Params, new(mcp.PingParams)) {
-			return false
-		}
-		writeResult(w, msg.ID, json.RawMessage(`{}`))
+	writeResult(w, msg.ID, res)
+	return true
+}
+
+// isListMethod reports whether method is one listResult answers.
+func isListMethod(method string) bool {
+	switch method {
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "ping":
 		return true
+	}
+	return false
+}
+
+// listResult is the result of a tools/list, prompts/list, resources/list
+// or resources/templates/list request, from the aggregate's encoded pages
+// (aggregate.ListPage), or of ping (the SDK's empty result): the bytes the
+// SDK path sends. A single request and a batch's element are answered by
+// it alike. Through the SDK, a list of 6,400 tools cost ~35 ms of CPU per
+// request in reflection and JSON compaction; here it costs a map lookup.
+// ok is false when the answer is the SDK's: params it would refuse, and
+// those that may name the sessionless protocol (whose rules the SDK
+// applies), prompts and resources not named yet (the SDK path waits for
+// them), and an invalid cursor (its error).
+func (f *fastPath) listResult(msg *rpcMessage) (json.RawMessage, bool) {
+	if bytes.Contains(msg.Params, []byte("protocolVersion")) || bytes.Contains(msg.Params, []byte(`\u`)) {
+		return nil, false
 	}
 	var cursor string
 	var ok bool
 	switch msg.Method {
+	case "ping":
+		if !sdkDecodes(msg.Params, new(mcp.PingParams)) {
+			return nil, false
+		}
+		return json.RawMessage(`{}`), true
 	case "tools/list":
 		p := new(mcp.ListToolsParams)
 		ok, cursor = sdkDecodes(msg.Params, p), p.Cursor
@@ -156,14 +173,13 @@ func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
 		ok, cursor = sdkDecodes(msg.Params, p), p.Cursor
 	}
 	if !ok {
-		return false
+		return nil, false
 	}
 	page, ok, err := f.e.agg.ListPage(msg.Method, cursor)
 	if !ok || err != nil {
-		return false // not named yet, or an invalid cursor: the SDK's wait or error
+		return nil, false // not named yet, or an invalid cursor: the SDK's wait or error
 	}
-	writeResult(w, msg.ID, page)
-	return true
+	return page, true
 }
 
 // sdkDecodes reports whether params (absent, null or an object) decode into
