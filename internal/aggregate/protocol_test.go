@@ -393,6 +393,41 @@ func TestLoggingTaggedAndOrdered(t *testing.T) {
 	}
 }
 
+// TestLogLevelFollowsLiveSessions: the servers get the most verbose log
+// level any live session set: debug while a session at debug is
+// connected; once it has closed, another session's logging/setLevel, the
+// same level it set before, lowers the servers' level to its own.
+func TestLogLevelFollowsLiveSessions(t *testing.T) {
+	url, _, g := startGatewayG(t, map[string]fixture.Options{"a": {}})
+	ctx := ctxT(t)
+	verbose := connect(t, url, nil)
+	if err := verbose.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+		t.Fatal(err)
+	}
+	picky := connect(t, url, nil)
+	setError := func() {
+		t.Helper()
+		if err := picky.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "error"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setError()
+	if lvl := g.UpstreamLogLevel(); lvl != "debug" {
+		t.Fatalf("the servers' level with sessions at debug and error: %q, want debug", lvl)
+	}
+	setError() // the same again: nothing changes
+	if lvl := g.UpstreamLogLevel(); lvl != "debug" {
+		t.Fatalf("the servers' level after error was set again: %q, want debug", lvl)
+	}
+	if err := verbose.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the servers' level to follow the live sessions (error)", func() bool {
+		setError()
+		return g.UpstreamLogLevel() == "error"
+	})
+}
+
 // TestPromptsAndResourcesMerged: prompts follow the tools' naming rule;
 // resources keep their URIs, and a URI two servers publish stays reachable
 // for the later one under the rewritten form.

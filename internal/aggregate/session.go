@@ -62,8 +62,8 @@ func (g *Gateway) rootsChanged() {
 }
 
 // pushLogLevel records a session's logging/setLevel and, when the most
-// verbose level over all sessions changes, sets it on every upstream that
-// logs.
+// verbose level over all live sessions changes, sets it on every upstream
+// that logs.
 func (g *Gateway) pushLogLevel(ctx context.Context, req mcp.Request) {
 	r, ok := req.(*mcp.ServerRequest[*mcp.SetLoggingLevelParams])
 	if !ok || r.Params == nil {
@@ -73,14 +73,19 @@ func (g *Gateway) pushLogLevel(ctx context.Context, req mcp.Request) {
 	if g.levels == nil {
 		g.levels = make(map[*mcp.ServerSession]mcp.LoggingLevel)
 	}
+	if _, known := g.levels[r.Session]; !known {
+		go g.forgetLevelWhenDone(r.Session)
+	}
 	g.levels[r.Session] = r.Params.Level
 	lvl := g.logLevelLocked()
 	changed := lvl != g.upLevel
 	g.upLevel = lvl
 	var ups []Upstream
-	for name, c := range g.caps {
-		if c.Logging != nil {
-			ups = append(ups, g.upstreams[name])
+	if changed {
+		for name, c := range g.caps {
+			if c.Logging != nil {
+				ups = append(ups, g.upstreams[name])
+			}
 		}
 	}
 	g.mu.Unlock()
@@ -116,18 +121,23 @@ func (g *Gateway) pushLogLevel(ctx context.Context, req mcp.Request) {
 // servers to take the level.
 const levelPushWait = 2 * time.Second
 
+// forgetLevelWhenDone drops a session's level once the session ends
+// (however it ends), so that g.levels holds live sessions only; the
+// upstreams' level follows at the next logging/setLevel. Keeping this
+// table, rather than checking every entry against the SDK's session list
+// (which Server.Sessions copies), keeps a setLevel from costing a walk of
+// every session.
+func (g *Gateway) forgetLevelWhenDone(ss *mcp.ServerSession) {
+	_ = ss.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.levels, ss)
+}
+
 // logLevelLocked is the most verbose level any live session asked for.
 func (g *Gateway) logLevelLocked() mcp.LoggingLevel {
 	best := -1
-	live := make(map[*mcp.ServerSession]bool)
-	for s := range g.server.Sessions() {
-		live[s] = true
-	}
-	for s, l := range g.levels {
-		if !live[s] {
-			delete(g.levels, s)
-			continue
-		}
+	for _, l := range g.levels {
 		if i := slices.Index(levelOrder, l); i >= 0 && (best < 0 || i < best) {
 			best = i
 		}
