@@ -12,3 +12,14 @@ func BenchmarkCheckEnvelope(b *testing.B) {
 		}
 	}
 }
+
+var setLevelBody = []byte(`{"jsonrpc":"2.0","id":42,"method":"logging/setLevel","params":{"level":"info"}}`)
+
+func BenchmarkCheckEnvelopeSetLevel(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := checkEnvelope(setLevelBody); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

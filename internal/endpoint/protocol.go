@@ -240,7 +240,9 @@ func checkMessage(raw json.RawMessage) (*rpcMessage, *jsonrpc.Error) {
 		msg.ID = m.ID
 	}
 	if m.Method != nil {
-		if json.Unmarshal(m.Method, &msg.Method) != nil {
+		if method, ok := plainString(m.Method); ok {
+			msg.Method = method
+		} else if json.Unmarshal(m.Method, &msg.Method) != nil {
 			return msg, invalidRequest(`"method" must be a string`)
 		}
 		msg.Params = m.Params
@@ -282,7 +284,9 @@ func checkKept(msg *rpcMessage, size int) *jsonrpc.Error {
 		var p struct {
 			Level string `json:"level"`
 		}
-		if json.Unmarshal(msg.Params, &p) == nil && !slices.Contains(logLevels, p.Level) {
+		// Decoded as encoding/json decodes it (member names matched
+		// without regard to case), with the SDK's faster decoder.
+		if fastjson.Unmarshal(msg.Params, &p) == nil && !slices.Contains(logLevels, p.Level) {
 			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: level must be one of %s", strings.Join(logLevels, ", "))}
 		}
 	case "resources/subscribe", "resources/unsubscribe":
@@ -310,6 +314,9 @@ func validID(raw json.RawMessage) bool {
 	}
 	switch raw[0] {
 	case '"':
+		if _, ok := plainString(raw); ok {
+			return true
+		}
 		var s string
 		return json.Unmarshal(raw, &s) == nil
 	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
@@ -317,6 +324,23 @@ func validID(raw json.RawMessage) bool {
 		return err == nil
 	}
 	return false
+}
+
+// plainString returns the value of raw when raw is a JSON string of
+// printable ASCII without escapes (every method name, most ids), which
+// decodes to the bytes between its quotes; ok is false for any other
+// string, which encoding/json decodes (escapes, other bytes).
+func plainString(raw json.RawMessage) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	body := raw[1 : len(raw)-1]
+	for _, c := range body {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(body), true
 }
 
 // codeNoSession is the JSON-RPC code of a POST that needs a session and

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -333,5 +334,47 @@ func TestSessionlessPOST(t *testing.T) {
 	cs := connect(t, ctx, url, token)
 	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "sdk"}}); err != nil || text(t, res) != "sdk" {
 		t.Errorf("Go SDK client after the refusals: %v %v", res, err)
+	}
+}
+
+// TestEnvelopeReadsAsEncodingJSON: what checkEnvelope reads of a message
+// (its method, whether its id is valid, whether logging/setLevel names a
+// level) is what encoding/json reads, for plain strings and for escaped,
+// non-ASCII and invalid ones alike.
+func TestEnvelopeReadsAsEncodingJSON(t *testing.T) {
+	for _, method := range []string{`"tools/call"`, `"tools\/call"`, `"tools\u002fcall"`, `"ツール"`, "\"bad\xff\"", `""`, `"a b~"`} {
+		body := `{"jsonrpc":"2.0","id":1,"method":` + method + `}`
+		msg, err := checkEnvelope([]byte(body))
+		var want string
+		if json.Unmarshal([]byte(method), &want) != nil {
+			if err == nil {
+				t.Errorf("method %s: accepted as %q, want refused as encoding/json refuses it", method, msg.Method)
+			}
+			continue
+		}
+		if err != nil || msg.Method != want {
+			t.Errorf("method %s: %q %v, want %q", method, msg.Method, err, want)
+		}
+	}
+	for _, id := range []string{`"x"`, `"a\"b"`, `"\u00e9"`, `"é"`, "\"bad\xff\"", `""`} {
+		var s string
+		valid := json.Unmarshal([]byte(id), &s) == nil
+		if got := validID(json.RawMessage(id)); got != valid {
+			t.Errorf("id %s: valid %v, encoding/json says %v", id, got, valid)
+		}
+	}
+	for _, params := range []string{
+		`{"level":"info"}`, `{"level":"loud"}`, `{"Level":"info"}`, `{"LEVEL":"loud"}`,
+		`{"level":"info","level":"loud"}`, `{"level":"loud","level":"info"}`, `{"level":"\u0069nfo"}`,
+		`{"level":5}`, `{"level":null}`, `{}`, `null`, `[]`, `{"level":"info"`, `{"other":1}`,
+	} {
+		var p struct {
+			Level string `json:"level"`
+		}
+		refuse := json.Unmarshal([]byte(params), &p) == nil && !slices.Contains(logLevels, p.Level)
+		err := checkKept(&rpcMessage{Method: "logging/setLevel", Params: json.RawMessage(params)}, len(params))
+		if (err != nil) != refuse {
+			t.Errorf("logging/setLevel %s: refused %v (%v), want %v as encoding/json reads it", params, err != nil, err, refuse)
+		}
 	}
 }
