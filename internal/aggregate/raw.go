@@ -9,9 +9,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	fastjson "github.com/segmentio/encoding/json"
-
-	"github.com/mcp-gateway/mcp-gateway/internal/jsonlimit"
 )
 
 // RawCaller is an Upstream that can also forward a request as raw JSON and
@@ -85,51 +82,12 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 	if !g.rawEligible(ss, hasStream, notify != nil && ask != nil) {
 		return nil, ErrNeedsSession
 	}
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	}
-	if !jsonlimit.DepthWithin(params, jsonlimit.MaxDepth) {
-		return nil, ErrNeedsSession
-	}
-	if rest, err := fastjson.Parse(params, &p, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || len(rest) != 0 {
-		return nil, ErrNeedsSession
-	}
-	name := p.Name
-	var token json.RawMessage // the caller's progress token
-	if len(p.Meta) > 0 && !bytes.Equal(p.Meta, []byte("null")) {
-		// Read as decoded, not searched: a key may be written with
-		// escapes ("progress\u0054oken"), and the upstream would read it
-		// as the token the gateway must replace with one of its own.
-		t, ok, err := memberValue(p.Meta, progressKey)
-		if err != nil {
-			return nil, ErrNeedsSession
-		}
-		// A null token is none (as agentParams reads it on the SDK path):
-		// the params go on as sent, and the server has no token to send
-		// progress with that the gateway could route.
-		if ok && !bytes.Equal(bytes.TrimSpace(t), []byte("null")) {
-			if notify == nil || !json.Valid(t) {
-				return nil, ErrNeedsSession
-			}
-			token = t
-		}
-	}
-	args := bytes.TrimSpace(p.Arguments)
-	if len(args) > 0 && args[0] != '{' && !bytes.Equal(args, []byte("null")) {
-		return nil, ErrNeedsSession
-	}
-	g.mu.RLock()
-	r, ok := g.tools.routes[name]
-	g.mu.RUnlock()
+	rr, ok := g.routeRaw("tools/call", params, notify != nil)
 	if !ok {
 		return nil, ErrNeedsSession
 	}
-	up, ok := r.up.(RawCaller)
-	if !ok {
-		return nil, ErrNeedsSession
-	}
+	params = rr.params
+	r, up, name, args, token := rr.call.route, rr.call.up, rr.call.name, rr.call.args, rr.call.token
 	if r.name != name {
 		var err error
 		if params, err = rename(params, r.name); err != nil {
@@ -152,7 +110,7 @@ func (g *Gateway) callToolRaw(ctx context.Context, ss *mcp.ServerSession, params
 		// (two sessions may use the same), and comes back as it was.
 		mine := g.progress.forwardRaw(token, c)
 		defer func() { settle(err, func() { g.progress.releaseToken(mine) }) }()
-		if params, err = withProgressToken(params, p.Meta, mine); err != nil {
+		if params, err = withProgressToken(params, rr.call.meta, mine); err != nil {
 			done()
 			return nil, ErrNeedsSession
 		}

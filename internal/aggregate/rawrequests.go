@@ -7,8 +7,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	fastjson "github.com/segmentio/encoding/json"
-
-	"github.com/mcp-gateway/mcp-gateway/internal/jsonlimit"
 )
 
 // ForwardsRaw reports whether RequestRaw and RequestStream take method:
@@ -61,72 +59,15 @@ func (g *Gateway) requestRaw(ctx context.Context, ss *mcp.ServerSession, method 
 	if !ForwardsRaw(method) || !g.rawEligible(ss, hasStream, notify != nil && ask != nil) {
 		return nil, ErrNeedsSession
 	}
-	select {
-	case <-g.extrasReady:
-	default:
-		return nil, ErrNeedsSession // not every server's named yet: the SDK path waits
-	}
-	if !jsonlimit.DepthWithin(params, jsonlimit.MaxDepth) {
+	r, ok := g.routeRaw(method, params, notify != nil)
+	if !ok {
 		return nil, ErrNeedsSession
 	}
-	if params = bytes.TrimSpace(params); len(params) == 0 || params[0] != '{' {
-		return nil, ErrNeedsSession
+	params = r.params
+	if method == "resources/subscribe" || method == "resources/unsubscribe" {
+		return g.forwardSubscription(ctx, ss, r.uri, params, method == "resources/subscribe", true, notify, ask)
 	}
-	if notify == nil && hasProgressToken(params) && carriesToken(params) {
-		return nil, ErrNeedsSession // its progress needs the call's stream
-	}
-	var ups []Upstream
-	var set func(json.RawMessage) (json.RawMessage, error)
-	var uri, orig string // resources/read: the URI read, the server's
-	switch method {
-	case "prompts/get":
-		var p mcp.GetPromptParams
-		if !parseStrict(params, &p) {
-			return nil, ErrNeedsSession
-		}
-		g.mu.RLock()
-		r, ok := g.prompts.routes[p.Name]
-		g.mu.RUnlock()
-		if !ok {
-			return nil, ErrNeedsSession
-		}
-		ups = []Upstream{r.up}
-		// Set even when unchanged: see callToolAgentParams.
-		set = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "name", r.name) }
-	case "resources/read":
-		var p mcp.ReadResourceParams
-		if !parseStrict(params, &p) || p.URI == "" {
-			return nil, ErrNeedsSession
-		}
-		g.mu.RLock()
-		ups, orig = g.res.lookup(p.URI)
-		g.mu.RUnlock()
-		uri = p.URI
-		set = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
-	case "resources/subscribe", "resources/unsubscribe":
-		var p mcp.SubscribeParams
-		if !parseStrict(params, &p) || p.URI == "" {
-			return nil, ErrNeedsSession
-		}
-		return g.forwardSubscription(ctx, ss, p.URI, params, method == "resources/subscribe", true, notify, ask)
-	case "completion/complete":
-		var p mcp.CompleteParams
-		if !parseStrict(params, &p) || p.Ref == nil {
-			return nil, ErrNeedsSession
-		}
-		var up Upstream
-		if up, _, set = g.completionRoute(*p.Ref); up != nil {
-			ups = []Upstream{up}
-		}
-	}
-	if len(ups) == 0 {
-		return nil, ErrNeedsSession
-	}
-	for _, up := range ups {
-		if _, ok := up.(RawCaller); !ok {
-			return nil, ErrNeedsSession
-		}
-	}
+	ups, set, uri, orig := r.ups, r.set, r.uri, r.orig
 	var firstErr error
 	for i, up := range ups {
 		c, done := g.calls.beginNotify(ctx, ss, up.Name(), notify, ask)

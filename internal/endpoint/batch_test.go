@@ -462,14 +462,17 @@ func TestBatchProtocolVersions(t *testing.T) {
 // TestRoutesRawAgreesWithTheFastPath: what aggregate.RoutesRaw says of a
 // request, before anything is sent, is what RequestRaw does with it: a
 // request that routes is answered alone by the fast path (plain JSON),
-// one that does not by the SDK. A batch relies on it to be answered by one
-// path whole.
+// one that does not by the SDK (but for a progress token, which the single
+// fast path streams and a batch cannot). A batch relies on it to be
+// answered by one path whole: one that routes is the fast path's and its
+// request is sent, never answered "nothing was sent".
 func TestRoutesRawAgreesWithTheFastPath(t *testing.T) {
 	url, token, g := batchGateway(t)
 	s := newRawSession(t, url, token)
 	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
 		t.Fatalf("prompts/list: %d %+v", status, r)
 	}
+	old := newRawSessionAt(t, url, token, "2025-03-26", `{}`) // a version with batches
 	for _, c := range []struct {
 		method, params string
 		routes         bool
@@ -483,9 +486,14 @@ func TestRoutesRawAgreesWithTheFastPath(t *testing.T) {
 		{"tools/call", `{"name":"who","_meta":"x"}`, false},
 		{"tools/call", `{"name":"who","_meta":{"progressToken":null}}`, true}, // no token
 		{"tools/call", `[]`, false},
+		{"tools/call", `{"name":"who","_meta":{"progressToken":1}}`, false},      // needs a stream
+		{"tools/call", `{"name":"who","_meta":{"progress\u0054oken":1}}`, false}, // the same, escaped
+		{"tools/call", `{"name":"who"} x`, false},
 		{"prompts/get", `{"name":"verbatim"}`, true},
 		{"prompts/get", `{"name":"nope"}`, false},
 		{"prompts/get", `{"name":1}`, false},
+		{"prompts/get", `{"name":"verbatim","_meta":{"progressToken":null}}`, true}, // no token
+		{"prompts/get", `{"name":"verbatim","_meta":{"progressToken":"t"}}`, false},
 		{"resources/read", `{"uri":"` + fixture.VerbatimResource + `"}`, true},
 		{"resources/read", `{"uri":"fixture://no/such/resource"}`, true}, // tried on each server
 		{"resources/read", `{"uri":""}`, false},
@@ -500,9 +508,21 @@ func TestRoutesRawAgreesWithTheFastPath(t *testing.T) {
 		if got := g.agg.RoutesRaw(c.method, json.RawMessage(c.params)); got != c.routes {
 			t.Errorf("RoutesRaw(%s %s) = %v, want %v", c.method, c.params, got, c.routes)
 		}
-		status, h, _ := postBatch(t, s, nil, s.protocol(), `{"jsonrpc":"2.0","id":1,"method":"`+c.method+`","params":`+c.params+`}`)
-		if fast := status == http.StatusOK && h.Get("Content-Type") == "application/json"; fast != c.routes {
-			t.Errorf("%s %s alone: %d %q: on the fast path: %v, want %v", c.method, c.params, status, h.Get("Content-Type"), fast, c.routes)
+		req := `{"jsonrpc":"2.0","id":1,"method":"` + c.method + `","params":` + c.params + `}`
+		// Alone, a request with a progress token takes the fast path
+		// with the call's stream; in a batch there is none (RoutesRaw).
+		streams := strings.Contains(c.params, `oken":1`) || strings.Contains(c.params, `oken":"t"`)
+		status, h, _ := postBatch(t, s, nil, s.protocol(), req)
+		if fast := status == http.StatusOK && h.Get("Content-Type") == "application/json"; fast != (c.routes || streams) {
+			t.Errorf("%s %s alone: %d %q: on the fast path: %v, want %v", c.method, c.params, status, h.Get("Content-Type"), fast, c.routes || streams)
+		}
+		// In a batch: the fast path's whole when it routes, the SDK's
+		// otherwise; never accepted and then not sent.
+		status, h, out := postBatch(t, old, nil, old.protocol(), "["+req+"]")
+		if fast := status == http.StatusOK && h.Get("Content-Type") == "application/json"; fast != c.routes || len(out) != 1 {
+			t.Errorf("%s %s in a batch: %d %q %s: on the fast path: %v, want %v", c.method, c.params, status, h.Get("Content-Type"), out, fast, c.routes)
+		} else if bytes.Contains(out[0], []byte("nothing was sent")) {
+			t.Errorf("%s %s in a batch: %s: accepted, then not sent", c.method, c.params, out[0])
 		}
 	}
 }
