@@ -158,6 +158,9 @@ func TestServeStdioRawPath(t *testing.T) {
 	// gets back to the server.
 	send(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"elicit_ordered","arguments":{}}}`)
 	ask := next()
+	for strings.HasSuffix(ask.Method, "/list_changed") { // the servers' prompts, named after start
+		ask = next()
+	}
 	if ask.Method != "elicitation/create" || len(ask.ID) == 0 {
 		t.Fatalf("expected the server's elicitation/create, got %s", ask.raw)
 	}
@@ -261,5 +264,126 @@ func TestServeStdioDeclinedAtEOF(t *testing.T) {
 	}
 	if len(got) != 3 {
 		t.Errorf("%d answers, want 3:\n%s", len(got), out.String())
+	}
+}
+
+// TestServeStdioBatch: on a session of a protocol version that allows
+// JSON-RPC batches (before 2025-06-18), a batch's requests are all answered,
+// in one array as the SDK's stdio connection writes a batch's answers: a
+// tools/call in a batch is not taken by the raw path (whose lone answer
+// would leave the SDK's batch forever incomplete). A batch whose call the
+// client cancels is answered too, and stdin's EOF after it ends the session.
+func TestServeStdioBatch(t *testing.T) {
+	cfg := testConfig(t)
+	g := New([]catalog.ServerSpec{fixtureSpec("fx", fixture.Options{Tools: []string{"echo", "sleep"}})}, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := g.Start(ctx); err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	served := make(chan error, 1)
+	go func() {
+		served <- g.ServeStdio(ctx, inR, outW)
+		outW.Close()
+	}()
+	lines := make(chan []byte, 64)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- bytes.Clone(sc.Bytes())
+		}
+	}()
+	send := func(s string) {
+		t.Helper()
+		if _, err := io.WriteString(inW, s+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func() []byte {
+		t.Helper()
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("stdout ended")
+			}
+			return l
+		case <-ctx.Done():
+			t.Fatal("no message from the gateway")
+		}
+		return nil
+	}
+	// batch reads the next line as a batch's answers, by id.
+	batch := func() map[string]stdioLine {
+		t.Helper()
+		raw := next()
+		for {
+			var n stdioLine // a notification (a list_changed) may come first
+			if json.Unmarshal(raw, &n) != nil || n.Method == "" || n.ID != nil {
+				break
+			}
+			raw = next()
+		}
+		var msgs []stdioLine
+		if err := json.Unmarshal(raw, &msgs); err != nil {
+			t.Fatalf("expected a batch's answers as one array, got %s", raw)
+		}
+		got := map[string]stdioLine{}
+		for _, m := range msgs {
+			got[string(m.ID)] = m
+		}
+		return got
+	}
+
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batcher","version":"1"}}}`)
+	if l := next(); !bytes.Contains(l, []byte(`"protocolVersion":"2025-03-26"`)) {
+		t.Fatalf("initialize: %s", l)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":10,"method":"prompts/list"}`) // the servers' names are known after this
+	next()
+
+	send(`[{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"in a batch"}}},{"jsonrpc":"2.0","id":3,"method":"ping"}]`)
+	got := batch()
+	if l, ok := got["2"]; !ok || !bytes.Contains(l.Result, []byte(`in a batch`)) {
+		t.Errorf("tools/call in the batch: %+v", got)
+	}
+	if l, ok := got["3"]; !ok || l.Result == nil {
+		t.Errorf("ping in the batch: %+v", got)
+	}
+	if len(got) != 2 {
+		t.Errorf("%d answers in the batch, want 2", len(got))
+	}
+
+	// A cancelled call in a batch still gets an answer, or the batch's
+	// answers would never be written.
+	send(`[{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":20000}}},{"jsonrpc":"2.0","id":5,"method":"ping"}]`)
+	send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":4,"reason":"test"}}`)
+	if got = batch(); len(got) != 2 || got["5"].Result == nil {
+		t.Errorf("batch with a cancelled call: %+v", got)
+	}
+
+	// A last batch right before EOF is answered too.
+	send(`[{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"echo","arguments":{"text":"last"}}},{"jsonrpc":"2.0","id":7,"method":"ping"}]`)
+	inW.Close()
+	if got = batch(); len(got) != 2 || !bytes.Contains(got["6"].Result, []byte(`last`)) {
+		t.Errorf("batch before EOF: %+v", got)
+	}
+	for l := range lines {
+		t.Errorf("unexpected message after the last batch: %s", l)
+	}
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Errorf("serve stdio: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("ServeStdio did not return after EOF")
+	}
+	if err := g.Wait(); err != nil {
+		t.Errorf("wait: %v", err)
 	}
 }

@@ -23,7 +23,8 @@ import (
 // still need it, and closing it is the exit's job.
 func New(in io.Reader, out io.Writer, grace time.Duration) *Transport {
 	w := &lineWriter{w: out}
-	return &Transport{Inner: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: w}, Grace: grace, out: w}
+	spy := newBatchSpy(in)
+	return &Transport{Inner: &mcp.IOTransport{Reader: io.NopCloser(spy), Writer: w}, Grace: grace, out: w, batches: spy}
 }
 
 // lineWriter is stdout, shared by the SDK's transport and the raw path:
@@ -75,7 +76,8 @@ type Transport struct {
 	// the Transport of New, whose stdout the raw path writes to.
 	Forward Forward
 
-	out *lineWriter // New's stdout
+	out     *lineWriter // New's stdout
+	batches *batchSpy   // New's stdin: which requests came in a batch
 }
 
 // Connect implements mcp.Transport.
@@ -86,6 +88,9 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	}
 	dc := &drainConn{Connection: c, grace: t.Grace, task: t.Task, initialized: t.Initialized, taskStatus: t.TaskStatus, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listed: map[string]bool{},
 		changed: make(chan struct{}, 1), closed: make(chan struct{})}
+	if t.batches != nil {
+		dc.batches, dc.inBatch = t.batches, map[jsonrpc.ID]bool{}
+	}
 	if t.Forward != nil && t.out != nil {
 		dc.raw = newRawPath(dc, t.Forward, t.out)
 	}
@@ -109,7 +114,11 @@ type drainConn struct {
 	closeOnce sync.Once
 
 	raw *rawPath // nil: every request goes to the SDK
-	eof error    // the inner connection's EOF, held while declined requests still go to the SDK
+	// batches tells the requests that came in a batch; the SDK answers
+	// them all (see batchSpy). inBatch holds those still pending.
+	batches *batchSpy
+	inBatch map[jsonrpc.ID]bool
+	eof     error // the inner connection's EOF, held while declined requests still go to the SDK
 }
 
 // listKind names the list a list request or a list_changed notification is
@@ -207,10 +216,16 @@ func (c *drainConn) take(ctx context.Context, msg jsonrpc.Message) (jsonrpc.Mess
 		var raw bool
 		switch {
 		case req.IsCall():
-			if c.raw != nil && aggregate.ForwardsRaw(req.Method) && !c.pending[req.ID] {
+			batched := c.batches != nil && c.batches.batched(req.ID)
+			if batched {
+				c.inBatch[req.ID] = true
+			} else if c.raw != nil && aggregate.ForwardsRaw(req.Method) && !c.pending[req.ID] {
 				raw = true
 			}
 			c.pending[req.ID] = true
+			// A cancellation that came while an earlier call with this id
+			// was being answered is about that call, not this one.
+			delete(c.cancelled, req.ID)
 			if kind := listKind(req.Method); kind != "" {
 				c.listed[kind] = true
 			}
@@ -225,7 +240,9 @@ func (c *drainConn) take(ctx context.Context, msg jsonrpc.Message) (jsonrpc.Mess
 				RequestID any `json:"requestId"`
 			}
 			if json.Unmarshal(req.Params, &p) == nil {
-				if id, err := jsonrpc.MakeID(p.RequestID); err == nil && c.pending[id] {
+				// A call in a batch is still answered: the SDK writes a
+				// batch's answers once each of its calls has one.
+				if id, err := jsonrpc.MakeID(p.RequestID); err == nil && c.pending[id] && !c.inBatch[id] {
 					delete(c.pending, id)
 					c.cancelled[id] = true
 					if c.raw != nil && c.raw.cancel(id) {
@@ -275,6 +292,7 @@ func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if resp, ok := msg.(*jsonrpc.Response); ok {
 		c.mu.Lock()
 		delete(c.pending, resp.ID)
+		delete(c.inBatch, resp.ID)
 		c.mu.Unlock()
 		c.signal()
 	}

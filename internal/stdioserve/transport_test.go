@@ -95,3 +95,93 @@ func readMethod(ctx context.Context, t *testing.T, got <-chan jsonrpc.Message) s
 	}
 	return req.Method
 }
+
+// TestCancelDuringAnswerSparesLaterCall: a notifications/cancelled that
+// arrives while the answer to its call is being written is about that call
+// only; a later call reusing the id is still answered.
+func TestCancelDuringAnswerSparesLaterCall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	serverT, clientT := mcp.NewInMemoryTransports()
+	entered := make(chan struct{}, 4)
+	server, err := (&Transport{Inner: &enteringTransport{Transport: serverT, entered: entered}, Grace: time.Second}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	client, err := clientT.Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	id, _ := jsonrpc.MakeID(float64(1))
+	call := func() {
+		t.Helper()
+		if err := client.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: []byte(`{"name":"x"}`)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := server.Read(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call()
+	// The answer is on its way out (the in-memory pipe holds the write
+	// until the client reads) when the cancellation comes.
+	written := make(chan error, 1)
+	go func() { written <- server.Write(ctx, &jsonrpc.Response{ID: id, Result: []byte(`"first"`)}) }()
+	<-entered
+	cancelled := make(chan error, 1)
+	go func() {
+		cancelled <- client.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: []byte(`{"requestId":1}`)})
+	}()
+	read := make(chan error, 1)
+	go func() { _, err := server.Read(ctx); read <- err }() // takes the cancellation; returns with the next call
+	if err := <-cancelled; err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := client.Read(ctx); err != nil {
+		t.Fatal(err)
+	} else if r, ok := msg.(*jsonrpc.Response); !ok || string(r.Result) != `"first"` {
+		t.Fatalf("client read %#v", msg)
+	}
+	if err := <-written; err != nil {
+		t.Fatal(err)
+	}
+	// A later call with the same id.
+	if err := client.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: []byte(`{"name":"y"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-read; err != nil {
+		t.Fatal(err)
+	}
+	go func() { written <- server.Write(ctx, &jsonrpc.Response{ID: id, Result: []byte(`"second"`)}) }()
+	if msg, err := client.Read(ctx); err != nil {
+		t.Fatalf("the later call's answer never came: %v", err)
+	} else if r, ok := msg.(*jsonrpc.Response); !ok || string(r.Result) != `"second"` {
+		t.Fatalf("client read %#v, want the answer \"second\"", msg)
+	}
+}
+
+// enteringTransport signals each Write of its connection as it starts.
+type enteringTransport struct {
+	mcp.Transport
+	entered chan struct{}
+}
+
+func (e *enteringTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := e.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &enteringConn{Connection: c, entered: e.entered}, nil
+}
+
+type enteringConn struct {
+	mcp.Connection
+	entered chan struct{}
+}
+
+func (e *enteringConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	e.entered <- struct{}{}
+	return e.Connection.Write(ctx, msg)
+}
