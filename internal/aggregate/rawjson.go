@@ -66,8 +66,8 @@ func setMember(obj json.RawMessage, key string, value json.RawMessage) (json.Raw
 // insertMember returns obj, whose closing brace ends at end, with the
 // member key: value added before that brace.
 func insertMember(obj []byte, end int, key string, value []byte) []byte {
-	close := bytes.LastIndexByte(obj[:end], '}')
-	body := bytes.TrimSpace(obj[1:close])
+	open, close := bytes.IndexByte(obj, '{'), bytes.LastIndexByte(obj[:end], '}')
+	body := bytes.TrimSpace(obj[open+1 : close]) // obj may begin with spaces
 	out := make([]byte, 0, len(obj)+len(key)+len(value)+8)
 	out = append(out, obj[:close]...)
 	if len(body) > 0 {

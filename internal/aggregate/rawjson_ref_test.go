@@ -53,8 +53,8 @@ func refSetMember(obj json.RawMessage, key string, value json.RawMessage) (json.
 		return append(out, obj[last:]...), nil
 	}
 	// Insert before the closing brace.
-	close := bytes.LastIndexByte(obj[:end], '}')
-	body := bytes.TrimSpace(obj[1:close])
+	open, close := bytes.IndexByte(obj, '{'), bytes.LastIndexByte(obj[:end], '}')
+	body := bytes.TrimSpace(obj[open+1 : close])
 	out = append(out, obj[:close]...)
 	if len(body) > 0 {
 		out = append(out, ',')
@@ -154,7 +154,7 @@ var rawJSONSeeds = []string{
 	``, `[]`, `"s"`, `{`, `{"a"`, `{"a":`, `{"a":1`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":01}`,
 	`{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":tru}`, `{"a":truex}`, `{"a":"x"y}`, `{"a":[1,]}`, `{"a":{"b"}}`,
 	`{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"\x01\"}", "{\"a\xff\":1}", `{"data":1,"x":}`, `{"data":}`, `{1:2}`,
-	` {"a":1}`, "\t{\"data\":1}", "{\"a\":\"\xff\",\"name\":1}",
+	` {"a":1}`, "\t{\"data\":1}", ` {}`, "\n\t{ }", ` {"name":1}`, "\r\n{\"level\":\"info\"}", "{\"a\":\"\xff\",\"name\":1}",
 	// Deeper than the scanner follows: the slow path's.
 	`{"name":` + strings.Repeat("[", maxScanDepth+1) + strings.Repeat("]", maxScanDepth+1) + `}`,
 }
@@ -185,6 +185,18 @@ func FuzzRawJSON(f *testing.F) {
 		want, wantErr = refSetStringBefore(obj, key, value, before)
 		if (gotErr != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
 			t.Errorf("setStringBefore(%q, %q, %q, %q) = %q, %v; want %q, %v", obj, key, value, before, got, gotErr, want, wantErr)
+		}
+		// Whatever the reference does, an edit of valid JSON is valid JSON.
+		if json.Valid(obj) {
+			if got, err := setString(obj, key, value); err == nil && !json.Valid(got) {
+				t.Errorf("setString(%q, %q, %q) = %q: not valid JSON", obj, key, value, got)
+			}
+			if got, err := setStringBefore(obj, key, value, before); err == nil && !json.Valid(got) {
+				t.Errorf("setStringBefore(%q, %q, %q, %q) = %q: not valid JSON", obj, key, value, before, got)
+			}
+			if got, err := setMember(obj, key, json.RawMessage(value)); err == nil && json.Valid([]byte(value)) && !json.Valid(got) {
+				t.Errorf("setMember(%q, %q, %q) = %q: not valid JSON", obj, key, value, got)
+			}
 		}
 		if got, want := memberNames(obj), refMemberNames(obj); !slices.Equal(got, want) {
 			t.Errorf("memberNames(%q) = %q, want %q", obj, got, want)
