@@ -9,3 +9,7 @@ func (g *Gateway) UpstreamLogLevel() mcp.LoggingLevel {
 	defer g.mu.RUnlock()
 	return g.upLevel
 }
+
+// Subscribed returns the server's original URIs the gateway would
+// subscribe again after the server restarts.
+func (g *Gateway) Subscribed(server string) []string { return g.subs.of(server) }

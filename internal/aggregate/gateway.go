@@ -82,6 +82,7 @@ type Gateway struct {
 	agents      agentsInfo
 	progress    *progressMap
 	subs        *subscriptions
+	subChange   sync.Mutex // held across a subscription's check and forward (see forwardSubscription)
 
 	mu   sync.RWMutex
 	open bool

@@ -548,3 +548,41 @@ func TestUpstreamDyingOnDiscover(t *testing.T) {
 		t.Fatalf("echo: %v %v", res, err)
 	}
 }
+
+// TestSubscriptionCountsSessions: a session subscribing twice to a URI and
+// unsubscribing once holds it no more, so a restarted server is not
+// subscribed to it again; a session unsubscribing what it never held
+// leaves the URI to the session that holds it.
+func TestSubscriptionCountsSessions(t *testing.T) {
+	url, _, g := startGatewayG(t, map[string]fixture.Options{"b": {Name: "b"}})
+	ctx := ctxT(t)
+	cs := connect(t, url, nil)
+	other := connect(t, url, nil)
+	uri := fixture.SharedResourceURI
+	subscribe := func(cs *mcp.ClientSession, on bool) {
+		t.Helper()
+		var err error
+		if on {
+			err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		} else {
+			err = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	subscribe(cs, true)
+	subscribe(cs, true)
+	if got := g.Subscribed("b"); !slices.Equal(got, []string{uri}) {
+		t.Fatalf("after two subscribes: %q, want [%s]", got, uri)
+	}
+	subscribe(cs, false)
+	if got := g.Subscribed("b"); len(got) != 0 {
+		t.Errorf("after the session's one unsubscribe, the gateway would resubscribe %q", got)
+	}
+	subscribe(cs, true)
+	subscribe(other, false)
+	if got := g.Subscribed("b"); !slices.Equal(got, []string{uri}) {
+		t.Errorf("after another session's unsubscribe: %q, want [%s] (still held)", got, uri)
+	}
+}

@@ -319,9 +319,15 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	if _, ok := up.(RawCaller); rawOnly && (!ok || raw == nil) {
 		return nil, ErrNeedsSession
 	}
+	// One change at a time, from the check to the server's answer: else
+	// one session's unsubscribe (nobody else holding uri) and another's
+	// subscribe can reach the server in the wrong order.
+	g.subChange.Lock()
+	defer g.subChange.Unlock()
 	if !on && g.subs.heldElsewhere(uri, ss, g.liveSessions()) {
-		g.subs.setSession(uri, ss, false)
-		g.subs.set(up.Name(), orig, uri, false)
+		if g.subs.setSession(uri, ss, false) {
+			g.subs.set(up.Name(), orig, uri, false)
+		}
 		return emptyResult, nil
 	}
 	method := "resources/unsubscribe"
@@ -358,8 +364,15 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 		undo()
 		return nil, serverError(up.Name(), err)
 	}
-	g.subs.set(up.Name(), orig, uri, on)
-	g.subs.setSession(uri, ss, on)
+	// The server's count is of sessions: only a change of this
+	// session's own state moves it.
+	changed := !was // a subscribe: ss is marked already
+	if !on {
+		changed = g.subs.setSession(uri, ss, false)
+	}
+	if changed {
+		g.subs.set(up.Name(), orig, uri, on)
+	}
 	if r, ok := res.(*rawResult); ok {
 		return r.raw, nil
 	}
