@@ -32,7 +32,7 @@ const stdioInFlight = 8
 func (b *bench) stdioRuns(ctx context.Context) error {
 	dir, err := os.MkdirTemp(b.tmp, "stdio-")
 	if err != nil {
-		return err
+		return fmt.Errorf("stdio rows: temp dir: %w", err)
 	}
 	// As the paths rows: a second server, with completions, answers
 	// completion/complete only.
@@ -42,7 +42,7 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 		return o
 	}))
 	if err != nil {
-		return err
+		return fmt.Errorf("stdio rows: encode config: %w", err)
 	}
 	cmd := exec.Command(b.bin, "stdio", "--config", string(cfg),
 		"--log-file", filepath.Join(dir, "mcp-gateway.log"),
@@ -54,11 +54,11 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 	cmd.Env = os.Environ()
 	if b.opt.profile != "" {
 		if err := os.MkdirAll(b.opt.profile, 0o755); err != nil {
-			return err
+			return fmt.Errorf("stdio rows: profile dir: %w", err)
 		}
 		f, err := filepath.Abs(filepath.Join(b.opt.profile, "stdio.pprof"))
 		if err != nil {
-			return err
+			return fmt.Errorf("stdio rows: profile path: %w", err)
 		}
 		cmd.Env = append(cmd.Env, "MCP_GATEWAY_CPUPROFILE="+f)
 	}
@@ -93,7 +93,7 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 	// profile, if any, is written then); CommandTransport waits for it.
 	_ = cs.Close()
 	if err != nil {
-		return err
+		return fmt.Errorf("stdio rows: %w", err)
 	}
 	if st := cmd.ProcessState; st == nil || !st.Success() {
 		return fmt.Errorf("mcp-gateway stdio did not exit cleanly after stdin closed (%v)\n%s", st, stderr.String())
@@ -105,12 +105,12 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 
 	d, err := startDirect(ctx, plainServer(0), b.opt.protocol)
 	if err != nil {
-		return err
+		return fmt.Errorf("stdio rows: start the direct server: %w", err)
 	}
 	defer d.close()
 	ds, dcpu, err := stdioLoad(ctx, b, stdioMethods[0].call(d.cs), d.pid(), "direct stdio, "+stdioMethods[0].name)
 	if err != nil {
-		return err
+		return fmt.Errorf("stdio rows: direct %s: %w", stdioMethods[0].name, err)
 	}
 	b.tbl.add(fmt.Sprintf("direct stdio, 1 client, %d requests in flight, %s (server CPU per call)", stdioInFlight, stdioMethods[0].name),
 		fmt.Sprintf("%s (%s)", dur(dcpu), throughput(ds)), "", none)
