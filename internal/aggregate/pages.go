@@ -18,12 +18,20 @@ const (
 	numLists
 )
 
-// listKinds maps a list method to its list.
-var listKinds = map[string]listKind{
-	"tools/list":               toolsList,
-	"prompts/list":             promptsList,
-	"resources/list":           resourcesList,
-	"resources/templates/list": templatesList,
+// listKindOf names the list of a list method; ok is false for any other
+// method.
+func listKindOf(method string) (k listKind, ok bool) {
+	switch method {
+	case "tools/list":
+		return toolsList, true
+	case "prompts/list":
+		return promptsList, true
+	case "resources/list":
+		return resourcesList, true
+	case "resources/templates/list":
+		return templatesList, true
+	}
+	return 0, false
 }
 
 // pageCache holds one list's encoded pages by cursor, for one version of
@@ -61,7 +69,7 @@ func (g *Gateway) ToolsPage(cursor string) (json.RawMessage, error) {
 // another method, or prompts and resources not named yet, which the SDK
 // path waits for (waitExtras). An invalid cursor is a JSON-RPC error.
 func (g *Gateway) ListPage(method, cursor string) (page json.RawMessage, ok bool, err error) {
-	k, ok := listKinds[method]
+	k, ok := listKindOf(method)
 	if !ok {
 		return nil, false, nil
 	}
