@@ -82,7 +82,13 @@ type Gateway struct {
 	agents      agentsInfo
 	progress    *progressMap
 	subs        *subscriptions
-	subChange   sync.Mutex // held across a subscription's check and forward (see forwardSubscription)
+	// subChange holds, per server, a lock taken across a subscription's
+	// check and forward (see forwardSubscription): per server, so that a
+	// server that hangs on a subscribe holds up only its own.
+	subChange struct {
+		sync.Mutex
+		of map[string]*sync.Mutex
+	}
 
 	mu   sync.RWMutex
 	open bool

@@ -586,3 +586,26 @@ func TestSubscriptionCountsSessions(t *testing.T) {
 		t.Errorf("after another session's unsubscribe: %q, want [%s] (still held)", got, uri)
 	}
 }
+
+// TestHungSubscribeHoldsOnlyItsServer: subscription changes are ordered per
+// server, so a server that never answers a subscribe holds up its own
+// subscriptions only, not another server's.
+func TestHungSubscribeHoldsOnlyItsServer(t *testing.T) {
+	url, log, _ := startGatewayG(t, map[string]fixture.Options{"a": {Name: "a", HangSubscribe: true}, "b": {Name: "b"}})
+	ctx := ctxT(t)
+	cs := connect(t, url, nil)
+	hung, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() { errc <- cs.Subscribe(hung, &mcp.SubscribeParams{URI: fixture.ResourceURI("a")}) }()
+	waitFor(t, "a to hang on the subscribe", func() bool {
+		return strings.Contains(log.String(), "subscribe hanging "+fixture.ResourceURI("a"))
+	})
+	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: fixture.ResourceURI("b")}); err != nil {
+		t.Fatalf("b's subscribe while a hangs on one: %v", err)
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Error("the hung subscribe succeeded")
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -322,8 +323,9 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	// One change at a time, from the check to the server's answer: else
 	// one session's unsubscribe (nobody else holding uri) and another's
 	// subscribe can reach the server in the wrong order.
-	g.subChange.Lock()
-	defer g.subChange.Unlock()
+	change := g.subChangeLock(up.Name())
+	change.Lock()
+	defer change.Unlock()
 	if !on && g.subs.heldElsewhere(uri, ss, g.liveSessions()) {
 		if g.subs.setSession(uri, ss, false) {
 			g.subs.set(up.Name(), orig, uri, false)
@@ -474,4 +476,20 @@ func contentsAs(res mcp.Result, orig, exported string) mcp.Result {
 		}
 	}
 	return res
+}
+
+// subChangeLock returns the lock that orders server's subscription
+// changes. Servers are at most a config's few, so locks are never dropped.
+func (g *Gateway) subChangeLock(server string) *sync.Mutex {
+	g.subChange.Lock()
+	defer g.subChange.Unlock()
+	m := g.subChange.of[server]
+	if m == nil {
+		if g.subChange.of == nil {
+			g.subChange.of = make(map[string]*sync.Mutex)
+		}
+		m = new(sync.Mutex)
+		g.subChange.of[server] = m
+	}
+	return m
 }
