@@ -608,4 +608,9 @@ func TestHungSubscribeHoldsOnlyItsServer(t *testing.T) {
 	if err := <-errc; err == nil {
 		t.Error("the hung subscribe succeeded")
 	}
+	// The cancellation reaches a (the session's close waits for the
+	// gateway's handler, which waits for a).
+	waitFor(t, "a to see the subscribe cancelled", func() bool {
+		return strings.Contains(log.String(), "subscribe cancelled "+fixture.ResourceURI("a"))
+	})
 }
