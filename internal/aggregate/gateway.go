@@ -82,13 +82,9 @@ type Gateway struct {
 	agents      agentsInfo
 	progress    *progressMap
 	subs        *subscriptions
-	// subChange holds, per server, a lock taken across a subscription's
-	// check and forward (see forwardSubscription): per server, so that a
-	// server that hangs on a subscribe holds up only its own.
-	subChange struct {
-		sync.Mutex
-		of map[string]*sync.Mutex
-	}
+	// subChange orders the subscription changes of one server's URI,
+	// from the check to the server's answer (see forwardSubscription).
+	subChange keyedLocks
 
 	mu   sync.RWMutex
 	open bool

@@ -588,8 +588,8 @@ func TestSubscriptionCountsSessions(t *testing.T) {
 }
 
 // TestHungSubscribeHoldsOnlyItsServer: subscription changes are ordered per
-// server, so a server that never answers a subscribe holds up its own
-// subscriptions only, not another server's.
+// URI of a server, so a server that never answers a subscribe holds up
+// that URI only, not another server's.
 func TestHungSubscribeHoldsOnlyItsServer(t *testing.T) {
 	url, log, _ := startGatewayG(t, map[string]fixture.Options{"a": {Name: "a", HangSubscribe: true}, "b": {Name: "b"}})
 	ctx := ctxT(t)

@@ -323,9 +323,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	// One change at a time, from the check to the server's answer: else
 	// one session's unsubscribe (nobody else holding uri) and another's
 	// subscribe can reach the server in the wrong order.
-	change := g.subChangeLock(up.Name())
-	change.Lock()
-	defer change.Unlock()
+	defer g.subChange.lock(up.Name() + "\x00" + orig)()
 	if !on && g.subs.heldElsewhere(uri, ss, g.liveSessions()) {
 		if g.subs.setSession(uri, ss, false) {
 			g.subs.set(up.Name(), orig, uri, false)
@@ -478,18 +476,41 @@ func contentsAs(res mcp.Result, orig, exported string) mcp.Result {
 	return res
 }
 
-// subChangeLock returns the lock that orders server's subscription
-// changes. Servers are at most a config's few, so locks are never dropped.
-func (g *Gateway) subChangeLock(server string) *sync.Mutex {
-	g.subChange.Lock()
-	defer g.subChange.Unlock()
-	m := g.subChange.of[server]
-	if m == nil {
-		if g.subChange.of == nil {
-			g.subChange.of = make(map[string]*sync.Mutex)
+// keyedLocks are mutexes by key, made when first asked for and dropped
+// when nobody holds or waits for them, so that keys (a server's URIs) need
+// no bound.
+type keyedLocks struct {
+	mu sync.Mutex
+	of map[string]*keyedLock
+}
+
+type keyedLock struct {
+	sync.Mutex
+	refs int // holders and waiters
+}
+
+// lock locks key and returns its unlock: one change of a URI's
+// subscription at a time, while other URIs and other servers go on (a
+// server that hangs on a subscribe holds up only that URI).
+func (k *keyedLocks) lock(key string) (unlock func()) {
+	k.mu.Lock()
+	l := k.of[key]
+	if l == nil {
+		if k.of == nil {
+			k.of = make(map[string]*keyedLock)
 		}
-		m = new(sync.Mutex)
-		g.subChange.of[server] = m
+		l = new(keyedLock)
+		k.of[key] = l
 	}
-	return m
+	l.refs++
+	k.mu.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		k.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(k.of, key)
+		}
+		k.mu.Unlock()
+	}
 }
