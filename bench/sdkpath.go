@@ -80,46 +80,6 @@ func (b *bench) pathRuns(ctx context.Context) error {
 			return expectText(res, directEchoTool, text)
 		}
 	}
-	promptGet := func(cs *mcp.ClientSession) call {
-		return func(ctx context.Context) error {
-			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "bench"}})
-			if err != nil {
-				return fmt.Errorf("prompts/get greet: %w", err)
-			}
-			if len(res.Messages) != 1 {
-				return fmt.Errorf("prompts/get greet: %d messages, want 1", len(res.Messages))
-			}
-			return nil
-		}
-	}
-	resourceRead := func(cs *mcp.ClientSession) call {
-		uri := fixture.ResourceURI(directServerName)
-		return func(ctx context.Context) error {
-			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-			if err != nil {
-				return fmt.Errorf("resources/read %s: %w", uri, err)
-			}
-			if len(res.Contents) != 1 || res.Contents[0].URI != uri {
-				return fmt.Errorf("resources/read %s: contents %v", uri, res.Contents)
-			}
-			return nil
-		}
-	}
-	complete := func(cs *mcp.ClientSession) call {
-		return func(ctx context.Context) error {
-			res, err := cs.Complete(ctx, &mcp.CompleteParams{
-				Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: fixture.VerbatimPrompt},
-				Argument: mcp.CompleteParamsArgument{Name: "topic", Value: "a"},
-			})
-			if err != nil {
-				return fmt.Errorf("completion/complete: %w", err)
-			}
-			if len(res.Completion.Values) == 0 {
-				return fmt.Errorf("completion/complete: no values")
-			}
-			return nil
-		}
-	}
 	// resources/subscribe and unsubscribe take the fast path too: each is
 	// forwarded to the server that owns the URI and answered with its
 	// result bytes; the gateway keeps which session subscribed to what.
@@ -174,9 +134,9 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		{"fast path (plain call)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, css},
 		{"call with a progress token", progressCall, css},
 		{"call from a client that offers sampling", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, sampling},
-		{"prompts/get", promptGet, css},
-		{"resources/read", resourceRead, css},
-		{"completion/complete", complete, css},
+		{"prompts/get", promptGetCall, css},
+		{"resources/read", resourceReadCall, css},
+		{"completion/complete", completeCall, css},
 		{"resources/subscribe, unsubscribe in turn", perSession, css},
 		{"SDK path (logging/setLevel)", setLevel, css},
 	} {

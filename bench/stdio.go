@@ -145,50 +145,60 @@ func stdioLoad(ctx context.Context, b *bench, c call, pid int, what string) (sta
 }
 
 // stdioMethods are the requests stdio mode forwards to one server, each
-// checked as the paths rows check theirs.
+// checked as the paths rows check theirs (the same calls).
 var stdioMethods = []struct {
 	name string
 	call func(*mcp.ClientSession) call
 }{
 	{"tools/call", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }},
-	{"prompts/get", func(cs *mcp.ClientSession) call {
-		return func(ctx context.Context) error {
-			res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "bench"}})
-			if err != nil {
-				return fmt.Errorf("prompts/get greet: %w", err)
-			}
-			if len(res.Messages) != 1 {
-				return fmt.Errorf("prompts/get greet: %d messages, want 1", len(res.Messages))
-			}
-			return nil
+	{"prompts/get", promptGetCall},
+	{"resources/read", resourceReadCall},
+	{"completion/complete", completeCall},
+}
+
+// promptGetCall gets the fixture's greet prompt and checks its one message.
+func promptGetCall(cs *mcp.ClientSession) call {
+	return func(ctx context.Context) error {
+		res, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "bench"}})
+		if err != nil {
+			return fmt.Errorf("prompts/get greet: %w", err)
 		}
-	}},
-	{"resources/read", func(cs *mcp.ClientSession) call {
-		uri := fixture.ResourceURI(directServerName)
-		return func(ctx context.Context) error {
-			res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-			if err != nil {
-				return fmt.Errorf("resources/read %s: %w", uri, err)
-			}
-			if len(res.Contents) != 1 || res.Contents[0].URI != uri {
-				return fmt.Errorf("resources/read %s: contents %v", uri, res.Contents)
-			}
-			return nil
+		if len(res.Messages) != 1 {
+			return fmt.Errorf("prompts/get greet: %d messages, want 1", len(res.Messages))
 		}
-	}},
-	{"completion/complete", func(cs *mcp.ClientSession) call {
-		return func(ctx context.Context) error {
-			res, err := cs.Complete(ctx, &mcp.CompleteParams{
-				Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: fixture.VerbatimPrompt},
-				Argument: mcp.CompleteParamsArgument{Name: "topic", Value: "a"},
-			})
-			if err != nil {
-				return fmt.Errorf("completion/complete: %w", err)
-			}
-			if len(res.Completion.Values) == 0 {
-				return fmt.Errorf("completion/complete: no values")
-			}
-			return nil
+		return nil
+	}
+}
+
+// resourceReadCall reads the direct server's resource and checks its URI.
+func resourceReadCall(cs *mcp.ClientSession) call {
+	uri := fixture.ResourceURI(directServerName)
+	return func(ctx context.Context) error {
+		res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			return fmt.Errorf("resources/read %s: %w", uri, err)
 		}
-	}},
+		if len(res.Contents) != 1 || res.Contents[0].URI != uri {
+			return fmt.Errorf("resources/read %s: contents %v", uri, res.Contents)
+		}
+		return nil
+	}
+}
+
+// completeCall completes the verbatim prompt's argument and checks that
+// values came.
+func completeCall(cs *mcp.ClientSession) call {
+	return func(ctx context.Context) error {
+		res, err := cs.Complete(ctx, &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: fixture.VerbatimPrompt},
+			Argument: mcp.CompleteParamsArgument{Name: "topic", Value: "a"},
+		})
+		if err != nil {
+			return fmt.Errorf("completion/complete: %w", err)
+		}
+		if len(res.Completion.Values) == 0 {
+			return fmt.Errorf("completion/complete: no values")
+		}
+		return nil
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -636,4 +637,16 @@ func itemsOf(res json.RawMessage, member string) (items []json.RawMessage, next 
 		}
 	}
 	return items, next, nil
+}
+
+// ErrorJSON encodes a JSON-RPC error object for the transports that write
+// answers themselves (the HTTP fast path, stdio mode's raw path), with its
+// data when the data encodes, else code and message alone: an answer must
+// go out whatever the error holds.
+func ErrorJSON(e *jsonrpc.Error) json.RawMessage {
+	b, err := json.Marshal(e)
+	if err != nil {
+		b, _ = json.Marshal(&jsonrpc.Error{Code: e.Code, Message: e.Message})
+	}
+	return b
 }

@@ -183,10 +183,10 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 			// RoutesRaw said yes, but the routes changed before the
 			// request went (or its params could not be rewritten):
 			// nothing was sent, and the batch is answered already.
-			member, raw = "error", errorJSON(&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+			member, raw = "error", aggregate.ErrorJSON(&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
 				Message: "the gateway could not forward this request of a batch (its routes changed meanwhile); nothing was sent: send it again"})
 		case c.err != nil:
-			member, raw = "error", errorJSON(callError(c.ctx, r, c.err))
+			member, raw = "error", aggregate.ErrorJSON(callError(c.ctx, r, c.err))
 		default:
 			member, raw = "result", c.res
 		}

@@ -676,16 +676,7 @@ func acceptsJSON(r *http.Request) bool {
 // writeError writes a JSON-RPC error response, data included, as the SDK
 // path would (with status 200: the request itself was fine).
 func writeError(w http.ResponseWriter, id json.RawMessage, e *jsonrpc.Error) {
-	writeResponse(w, id, "error", errorJSON(e))
-}
-
-// errorJSON encodes a JSON-RPC error object, data included when it encodes.
-func errorJSON(e *jsonrpc.Error) json.RawMessage {
-	b, err := json.Marshal(e)
-	if err != nil { // data that does not encode: say the rest
-		b, _ = json.Marshal(&jsonrpc.Error{Code: e.Code, Message: e.Message})
-	}
-	return b
+	writeResponse(w, id, "error", aggregate.ErrorJSON(e))
 }
 
 // writeResult writes a JSON-RPC response with a raw result.

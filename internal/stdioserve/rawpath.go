@@ -168,7 +168,7 @@ func (r *rawPath) respond(id jsonrpc.ID, res json.RawMessage, err error) {
 			if !errors.As(err, &wire) {
 				wire = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error()}
 			}
-			member, raw = "error", errorJSON(wire)
+			member, raw = "error", aggregate.ErrorJSON(wire)
 		}
 		idb, _ := json.Marshal(id.Raw())
 		b := make([]byte, 0, len(raw)+len(idb)+40)
@@ -280,13 +280,4 @@ func oneLine(b []byte, raw json.RawMessage) []byte {
 		return append(b, raw...)
 	}
 	return append(b, buf.Bytes()...)
-}
-
-// errorJSON encodes a JSON-RPC error object, data included when it encodes.
-func errorJSON(e *jsonrpc.Error) json.RawMessage {
-	b, err := json.Marshal(e)
-	if err != nil {
-		b, _ = json.Marshal(&jsonrpc.Error{Code: e.Code, Message: e.Message})
-	}
-	return b
 }
