@@ -1,33 +1,59 @@
 # The two commands a fresh machine needs (see README.md):
 #   make run    build the gateway and serve the built-in sandbox server on 127.0.0.1:50005
 #   make test   install what the tests need and run the whole suite (what CI runs)
+# `make help` lists every target. A target's one-line description is the
+# "## " comment after its name; the help target prints those lines.
 
 GO ?= go
 LISTEN ?= 127.0.0.1:50005
 TOKEN_FILE ?= $(CURDIR)/.mcp-gateway/token
+# CONFIG: an `mcp` object for `make run` (the built-in sandbox server when empty),
+# e.g. make run CONFIG='{"memory": {}, "everything": {}}'.
+CONFIG ?=
 
-.PHONY: run build test test-deps lint conformance soak bench bench-smoke fuzz catalog-smoke
+# The first target, build, is what a bare `make` runs.
+.DEFAULT_GOAL := build
+
+.PHONY: help run build check test test-deps lint conformance soak bench bench-smoke fuzz catalog-smoke
 
 # -buildvcs=auto: the binary carries its git revision (mcp-gateway version)
 # even where GOFLAGS turns VCS stamping off; outside a git checkout, none.
 # The plugin host (bin/mcp-gateway-plugin-host) runs go-plugin interceptors
 # for the gateway, which looks for it next to its own executable: install
 # both side by side.
-build:
+build: ## compile bin/mcp-gateway and bin/mcp-gateway-plugin-host (the default target)
 	@echo "compiling bin/mcp-gateway and bin/mcp-gateway-plugin-host (the first build downloads modules and compiles for a few minutes; later builds take seconds)"
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o bin/mcp-gateway ./cmd/mcp-gateway
 	CGO_ENABLED=0 $(GO) build -trimpath -buildvcs=auto -o bin/mcp-gateway-plugin-host ./cmd/mcp-gateway-plugin-host
 
-run: build
+run: build ## build, then serve on LISTEN (127.0.0.1:50005; token in .mcp-gateway/token; CONFIG='{...}' picks the servers)
 	mkdir -p $(CURDIR)/.mcp-gateway
 	./bin/mcp-gateway serve --listen $(LISTEN) --token-file $(TOKEN_FILE) \
-		--servers-dir $(CURDIR)/.mcp-gateway/servers --catalog $(CURDIR)/.mcp-gateway/catalog.json
+		--servers-dir $(CURDIR)/.mcp-gateway/servers --catalog $(CURDIR)/.mcp-gateway/catalog.json \
+		$(if $(CONFIG),--config '$(CONFIG)')
+
+help: ## list the targets, one line each
+	@echo "usage: make [target] (no target: $(.DEFAULT_GOAL))"
+	@awk -F':.*## ' '/^[a-z][a-z-]*:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+# The quick loop: everything compiles, vet is clean, and the tests pass
+# without -race and without the end-to-end package (cmd/mcp-gateway: minutes,
+# with the TypeScript harness), conformance, fuzzing, soak and benchmark.
+# `make test` is what CI runs; run it before handing work in.
+CHECK_PKGS = $$($(GO) list ./... | grep -v -e '/cmd/mcp-gateway$$' -e '/bench$$')
+check: ## build, vet and the unit tests without -race or the slow end-to-end parts (about a minute)
+	@echo "check: go build ./... and go vet ./..."
+	$(GO) build ./...
+	$(GO) vet ./...
+	@echo "check: go test (no -race) of every package but cmd/mcp-gateway and bench"
+	$(GO) test -count=1 $(CHECK_PKGS)
 
 # The TypeScript SDK client and the npm server used by the end-to-end tests.
-test-deps:
+test-deps: ## npm ci in test/ts (the TypeScript SDK client and the npm servers the tests start)
 	cd test/ts && npm ci --no-audit --no-fund
 
-lint:
+lint: ## gofmt -l and go vet
+	@echo "lint: gofmt -l and go vet ./..."
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './test/ts/node_modules/*')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
@@ -35,7 +61,7 @@ lint:
 # The official MCP conformance suite against the real gateway fronting a stdio
 # fixture (test/conformance/run.sh: installs its own Node 22 with npm ci; about
 # half a minute). Fails on a failing scenario not in expected-failures.txt.
-conformance:
+conformance: ## the official MCP conformance suite against the gateway (about half a minute)
 	GO="$(GO)" bash test/conformance/run.sh
 
 # The unit and end-to-end tests run last, so that go test's own summary closes
@@ -43,11 +69,12 @@ conformance:
 # -timeout 30m: cmd/mcp-gateway takes about 6 minutes of go test's default
 # 10 at load 45 on 2 cores (several engineers and CI at once); each test's own
 # waits are bounded well within that.
-test: test-deps lint
+test: test-deps lint ## the whole suite, what CI runs: lint, conformance, fuzz, soak, bench smoke, go test -race
 	$(MAKE) --no-print-directory conformance
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory soak
 	$(MAKE) --no-print-directory bench-smoke
+	@echo "test: go test -race ./... (the longest phase, several minutes; go test prints each package as it ends)"
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 # Each fuzz target for FUZZTIME (test/fuzz.sh); seed corpora and regression
@@ -59,28 +86,30 @@ FUZZTIME ?= 5s
 FUZZ_TARGETS = internal/catalog:FuzzResolve internal/catalog:FuzzParseCatalog internal/catalog:FuzzSplitServers internal/catalog:FuzzNameRules \
 	internal/aggregate:FuzzSanitizeName internal/intercept:FuzzInterceptorInput \
 	internal/endpoint:FuzzHTTPEndpoint:-fuzzminimizetime=0 internal/endpoint:FuzzLaneWire:-fuzzminimizetime=0
-fuzz:
+fuzz: ## each fuzz target for FUZZTIME (5s)
 	@GO="$(GO)" FUZZTIME=$(FUZZTIME) bash test/fuzz.sh $(FUZZ_TARGETS)
 
 # About 60 s: 32 sessions call three servers while one is killed every few
 # seconds (cmd/mcp-gateway/soak_test.go). SOAK_DURATION=10s shortens it.
-soak:
+soak: ## 60 s of 32 sessions while a server is killed every few seconds (SOAK_DURATION=10s shortens it)
+	@echo "soak: 32 sessions against three servers, one killed every few seconds (build, then about 60 s, no output until it ends)"
 	$(GO) test -race -tags soak -run Soak -count=1 ./cmd/mcp-gateway/
 
 # The benchmark (bench/main.go): the real gateway over HTTP against
 # stdio servers, one table with the targets; about three minutes. Flags go in
 # BENCH_FLAGS, e.g. BENCH_FLAGS='-profile /tmp/prof'.
-bench:
+bench: ## the benchmark table (bench/; a few minutes; BENCH_FLAGS passes flags)
 	$(GO) run ./bench $(BENCH_FLAGS)
 
 # A few seconds of the same, so that the benchmark builds and works (it fails
 # on a wrong answer or a leftover process, not on a missed target).
-bench-smoke:
+bench-smoke: ## a few seconds of the benchmark: it builds and answers right
+	@echo "bench-smoke: go run ./bench -quick (build, then a few seconds of each measurement)"
 	$(GO) run ./bench -quick
 
 # Not part of `make test`: starts every npm entry of the catalog through the
 # gateway, npx downloading each pinned version into a fresh cache, with dummy
 # credentials, and prints a table (key, started, tools). Minutes, and hundreds
 # of MB of downloads. CATALOG_SMOKE_ONLY=brave,notion narrows it.
-catalog-smoke:
+catalog-smoke: ## start every npm catalog entry through the gateway (not in make test; minutes, downloads)
 	$(GO) test -tags catalogsmoke -run '^TestCatalogSmokeAll$$' -count=1 -timeout 60m -v ./cmd/mcp-gateway/
