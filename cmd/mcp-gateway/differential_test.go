@@ -51,7 +51,7 @@ type knownOpenDiff struct {
 	reason string
 	// intermittent: it shows in some runs only (a race), so an entry that matched nothing is not stale.
 	intermittent bool
-	// documented: the README lists it as a difference that stays (see documented).
+	// documented: docs/protocol.md lists it as a difference that stays (see documented).
 	documented bool
 }
 
@@ -64,8 +64,8 @@ func knownOpen(server string, modes []string, step, path, reason string) knownOp
 	return knownOpenDiff{server: server, modes: modes, step: regexp.MustCompile("^(" + step + ")$"), path: regexp.MustCompile(path), reason: reason}
 }
 
-// documented is a difference the README lists under "What still differs from a direct connection": the
-// test tolerates it as such, and fails when it stops showing (the README would then be wrong).
+// documented is a difference docs/protocol.md lists under "What still differs from a direct connection": the
+// test tolerates it as such, and fails when it stops showing (the page would then be wrong).
 func documented(server string, modes []string, step, path, readme string) knownOpenDiff {
 	k := knownOpen(server, modes, step, path, readme)
 	k.documented = true

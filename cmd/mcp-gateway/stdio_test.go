@@ -25,19 +25,15 @@ import (
 const readmeStdioLog = "/tmp/mcp-gateway-stdio.log"
 
 // readmeSmokeTest returns the README's `printf ... | mcp-gateway stdio`
-// command, so that the documented smoke test is the tested one.
+// commands (the first sh block of its stdio mode section), so that the
+// documented smoke test is the tested one.
 func readmeSmokeTest(t *testing.T) string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	block := readmeBlocks(t, "## stdio mode", "sh", 1)[0]
+	if !strings.Contains(block, "| ./bin/mcp-gateway stdio 2>"+readmeStdioLog+"; echo \"exit $?\"") {
+		t.Fatal("README.md's stdio mode block does not pipe into `./bin/mcp-gateway stdio 2>" + readmeStdioLog + "`")
 	}
-	_, block, ok := strings.Cut(string(b), "```sh\nprintf ")
-	block, _, ok2 := strings.Cut(block, "```")
-	if !ok || !ok2 || !strings.Contains(block, "| ./bin/mcp-gateway stdio 2>"+readmeStdioLog+"; echo \"exit $?\"") {
-		t.Fatal("README.md has no ```sh block starting with printf and piping into `./bin/mcp-gateway stdio 2>" + readmeStdioLog + "`")
-	}
-	return "printf " + block
+	return block
 }
 
 // TestStdioPrintfSmoke runs the README's `printf ... | mcp-gateway stdio`
