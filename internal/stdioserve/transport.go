@@ -179,6 +179,10 @@ func (c *drainConn) take(ctx context.Context, msg jsonrpc.Message) (jsonrpc.Mess
 		return nil, false // the answer to a request of the raw path's
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
+		if refusal := statelessRefusal(req); refusal != nil {
+			_ = c.Connection.Write(ctx, refusal)
+			return nil, false
+		}
 		switch {
 		case req.Method == "initialize" && req.IsCall() && c.initialized != nil:
 			c.initialized(req.Params)
