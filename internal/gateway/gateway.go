@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/endpoint"
 	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
+	"github.com/mcp-gateway/mcp-gateway/internal/reaper"
 	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
 )
@@ -103,6 +104,7 @@ type Gateway struct {
 	icpt    *intercept.Engine
 	servers []upstream
 	trim    memTrimmer
+	groups  *reaper.Reaper     // ends the servers' process groups if the gateway dies
 	ep      *endpoint.Endpoint // set by Start; nil without Listen
 	addr    net.Addr           // set by Start; nil without Listen
 	sum     Summary            // set by Start once ready
@@ -143,7 +145,7 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 	}
 	env = supervisor.EnvWithout(env, auth.EnvVar)
 	log := cfg.Logger
-	g := &Gateway{cfg: cfg, log: log, trim: memTrimmer{quiet: time.Second}, stopped: make(chan struct{})}
+	g := &Gateway{cfg: cfg, log: log, trim: memTrimmer{quiet: time.Second}, groups: reaper.New(), stopped: make(chan struct{})}
 	audit := log
 	if cfg.Audit != nil {
 		audit = log.Output(cfg.Audit)
@@ -169,6 +171,7 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 		},
 		Redact:        red.String,
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: cfg.MaxBackoff},
+		Groups:        loggedGroups{g.groups, log},
 	}
 	remoteOpts := supervisor.RemoteOptions{
 		Logger:            log,
@@ -339,6 +342,9 @@ func (g *Gateway) stopCtx(ctx context.Context, err error) {
 			g.cancel()
 		}
 		g.wg.Wait()
+		if err := g.groups.Close(); err != nil {
+			g.log.Warn().Err(err).Msg("process group watchdog")
+		}
 		g.icpt.Close()
 		if ran {
 			g.log.Info().Msg("gateway stopped")
@@ -441,3 +447,21 @@ func (g *Gateway) Servers() []supervisor.Status {
 	}
 	return out
 }
+
+// loggedGroups is a Reaper that says when a server's process group could
+// not be guarded: the server still runs, but the children it spawns would
+// outlive a gateway that is killed.
+type loggedGroups struct {
+	r   *reaper.Reaper
+	log zerolog.Logger
+}
+
+func (l loggedGroups) Track(pgid int) error {
+	err := l.r.Track(pgid)
+	if err != nil {
+		l.log.Warn().Err(err).Msg("server's children would outlive a killed gateway")
+	}
+	return err
+}
+
+func (l loggedGroups) Untrack(pgid int) { l.r.Untrack(pgid) }

@@ -31,11 +31,12 @@ type process struct {
 // startProcess starts argv in dir with env, in a new process group so that
 // stopping it reaches the children it spawns (npx -> node, sh -> server).
 // Pdeathsig makes the kernel kill it if the gateway dies without cleaning
-// up, so a SIGKILLed gateway leaves no servers behind.
+// up; groups, if not nil, is told the group, so that the children the
+// server spawned (which Pdeathsig does not reach) end too.
 //
 // Every stderr line passes through redact before it is kept or handed to
 // stderrLine, so no copy of a secret is retained.
-func startProcess(argv []string, dir string, env []string, redact func(string) string, stderrLine func(string)) (*process, error) {
+func startProcess(argv []string, dir string, env []string, groups Groups, redact func(string) string, stderrLine func(string)) (*process, error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("stdin pipe: %w", err)
@@ -71,6 +72,7 @@ func startProcess(argv []string, dir string, env []string, redact func(string) s
 		return nil, startErr
 	}
 	p := &process{cmd: cmd, stdin: inW, stdout: outR, done: make(chan struct{}), tail: newLineRing(20, 512)}
+	tracked := groups != nil && groups.Track(cmd.Process.Pid) == nil
 	stderrDone := make(chan struct{})
 	go func() {
 		defer close(stderrDone)
@@ -91,6 +93,9 @@ func startProcess(argv []string, dir string, env []string, redact func(string) s
 		// Children of the server that are still running hold our pipes open
 		// and would outlive it: end the whole group.
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if tracked {
+			groups.Untrack(cmd.Process.Pid)
+		}
 		// Unblock a Read waiting on stdout even if a grandchild that escaped
 		// the group still holds its write end.
 		p.stdout.Close()

@@ -16,7 +16,7 @@ import (
 // it is stopped and reaped at cleanup.
 func startTestProcess(t *testing.T, line string) *process {
 	t.Helper()
-	p, err := startProcess([]string{"/bin/sh", "-c", line}, "", os.Environ(), func(s string) string { return s }, nil)
+	p, err := startProcess([]string{"/bin/sh", "-c", line}, "", os.Environ(), nil, func(s string) string { return s }, nil)
 	if err != nil {
 		t.Fatalf("start %q: %v", line, err)
 	}

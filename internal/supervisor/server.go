@@ -87,6 +87,17 @@ type Options struct {
 	// StopWait is how long Stop waits after closing stdin, and again after
 	// SIGTERM, before escalating. Zero means 2s.
 	StopWait time.Duration
+	// Groups, if set, is told each server's process group when it starts
+	// and when it has ended, to end the groups left if the gateway dies
+	// without stopping them (Pdeathsig reaches only the server's own
+	// process, not the children it spawned). See package reaper.
+	Groups Groups
+}
+
+// Groups guards process groups against the gateway's death.
+type Groups interface {
+	Track(pgid int) error
+	Untrack(pgid int)
 }
 
 func (o *Options) defaults() {
@@ -308,7 +319,7 @@ func (s *Server) env() []string {
 
 // start starts one instance and completes the MCP handshake with it.
 func (s *Server) start(ctx context.Context, argv []string, dir string) (*instance, error) {
-	proc, err := startProcess(argv, dir, s.env(), s.opts.Redact, func(line string) {
+	proc, err := startProcess(argv, dir, s.env(), s.opts.Groups, s.opts.Redact, func(line string) {
 		s.log.Info().Str("stream", "stderr").Msg(line)
 	})
 	if err != nil {
