@@ -14,7 +14,7 @@ CONFIG ?=
 # The first target, build, is what a bare `make` runs.
 .DEFAULT_GOAL := build
 
-.PHONY: help run build check test test-deps lint conformance soak bench bench-smoke fuzz catalog-smoke
+.PHONY: help run build check test test-deps lint conformance conformance-2026 soak bench bench-smoke fuzz catalog-smoke
 
 # -buildvcs=auto: the binary carries its git revision (mcp-gateway version)
 # even where GOFLAGS turns VCS stamping off; outside a git checkout, none.
@@ -69,8 +69,7 @@ conformance: ## the official MCP conformance suite against the gateway (about ha
 # Stateless (every scored scenario must pass), then through the gateway
 # (checked against expected-failures-2026.txt: the gateway does not serve
 # that revision yet). Not part of `make test` until it does.
-.PHONY: conformance-2026
-conformance-2026:
+conformance-2026: ## the suite's 2026-07-28 run: the fixture directly, then through the gateway (seconds)
 	GO="$(GO)" bash test/conformance/run.sh --era 2026 --direct
 	GO="$(GO)" bash test/conformance/run.sh --era 2026
 
