@@ -34,7 +34,7 @@ run: build ## build, then serve on LISTEN (127.0.0.1:50005; token in .mcp-gatewa
 
 help: ## list the targets, one line each
 	@echo "usage: make [target] (no target: $(.DEFAULT_GOAL))"
-	@awk -F':.*## ' '/^[a-z][a-z-]*:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk -F':.*## ' '/^[a-z][a-z0-9-]*:.*## / {printf "  %-14s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 # The quick loop: everything compiles, vet is clean, and the tests pass
 # without -race and without the end-to-end package (cmd/mcp-gateway: minutes,
