@@ -18,7 +18,7 @@ import (
 )
 
 // sessionCounts are the concurrency levels of the throughput rows.
-var sessionCounts = [...]int{1, 8, 32}
+func sessionCounts() []int { return []int{1, 8, 32} }
 
 // The performance targets, for a 2-core machine.
 const (
@@ -153,13 +153,13 @@ func (b *bench) directRuns(ctx context.Context) error {
 		return fmt.Errorf("direct warm-up: %w", err)
 	}
 	b.floor = map[string]floorResult{}
-	for _, kind := range floorKinds {
+	for _, kind := range floorKinds() {
 		if err := b.floorRun(ctx, kind); err != nil {
 			return err
 		}
 	}
 	b.direct = make(map[int]stats)
-	for _, n := range sessionCounts {
+	for _, n := range sessionCounts() {
 		b.logf("direct stdio, %s, %s", plural(n, "caller"), b.opt.duration)
 		workers := make([]call, n)
 		for i := range workers {
@@ -258,7 +258,7 @@ func (b *bench) gatewayRuns(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	css, err := bx.connectN(ctx, slices.Max(sessionCounts[:]))
+	css, err := bx.connectN(ctx, slices.Max(sessionCounts()))
 	if err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (b *bench) gatewayRuns(ctx context.Context) error {
 	}
 	forwarded += warmupCalls
 
-	for _, n := range sessionCounts {
+	for _, n := range sessionCounts() {
 		b.logf("gateway, %s, %s", plural(n, "session"), b.opt.duration)
 		workers := make([]call, n)
 		for i := range workers {
@@ -298,9 +298,9 @@ func (b *bench) gatewayRuns(ctx context.Context) error {
 		if n == 1 {
 			b.tbl.add("direct stdio, 1 caller on its session", fmt.Sprintf("%s (client CPU %s per call)", throughput(d), dur(b.directClient)), "", none)
 			res = fmt.Sprintf("%s (%.0f%% of direct; client CPU %s per call)", throughput(s), 100*share, dur(client))
-			for _, kind := range floorKinds {
+			for _, kind := range floorKinds() {
 				f := b.floor[kind]
-				b.tbl.add(fmt.Sprintf("floor: bare %s proxy, 1 session", floorNames[kind]),
+				b.tbl.add(fmt.Sprintf("floor: bare %s proxy, 1 session", floorNames()[kind]),
 					fmt.Sprintf("%s (%.0f%% of direct; proxy CPU %s, client CPU %s per call)", throughput(f.stats), 100*f.rate()/d.rate(), dur(f.cpu), dur(f.client)), "", none)
 			}
 			b.tbl.add("gateway, 1 session", res, "≥ 50% of direct calls/s", judge(share >= targetRateShare))

@@ -39,9 +39,11 @@ type floorProxy struct {
 
 // floorKinds are the two floors measured: net/http, and HTTP/1.1 written
 // by hand (serveRaw).
-var floorKinds = []string{"http", "raw"}
+func floorKinds() []string { return []string{"http", "raw"} }
 
-var floorNames = map[string]string{"http": "net/http", "raw": "hand-written HTTP/1.1"}
+func floorNames() map[string]string {
+	return map[string]string{"http": "net/http", "raw": "hand-written HTTP/1.1"}
+}
 
 // floorResult is one floor's 1-session run and the CPU per call it took.
 type floorResult struct {

@@ -73,7 +73,9 @@ type options struct {
 }
 
 // parts of a run that -only can select.
-var parts = []string{"calls", "paths", "stdio", "launch", "interceptors", "profile"}
+func parts() []string {
+	return []string{"calls", "paths", "stdio", "launch", "interceptors", "profile"}
+}
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
@@ -100,8 +102,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		if p = strings.TrimSpace(p); p == "" {
 			continue
 		}
-		if !slices.Contains(parts, p) {
-			return o, fmt.Errorf("-only: unknown part %q (known: %s)", p, strings.Join(parts, ", "))
+		if !slices.Contains(parts(), p) {
+			return o, fmt.Errorf("-only: unknown part %q (known: %s)", p, strings.Join(parts(), ", "))
 		}
 		o.only[p] = true
 	}

@@ -81,7 +81,7 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 		cpu  time.Duration
 	}
 	var results []result
-	for _, m := range stdioMethods {
+	for _, m := range stdioMethods() {
 		var r result
 		r.what = m.name
 		if r.s, r.cpu, err = stdioLoad(ctx, b, m.call(cs), cmd.Process.Pid, "gateway (stdio mode), "+m.name); err != nil {
@@ -108,11 +108,12 @@ func (b *bench) stdioRuns(ctx context.Context) error {
 		return fmt.Errorf("stdio rows: start the direct server: %w", err)
 	}
 	defer d.close()
-	ds, dcpu, err := stdioLoad(ctx, b, stdioMethods[0].call(d.cs), d.pid(), "direct stdio, "+stdioMethods[0].name)
+	first := stdioMethods()[0]
+	ds, dcpu, err := stdioLoad(ctx, b, first.call(d.cs), d.pid(), "direct stdio, "+first.name)
 	if err != nil {
-		return fmt.Errorf("stdio rows: direct %s: %w", stdioMethods[0].name, err)
+		return fmt.Errorf("stdio rows: direct %s: %w", first.name, err)
 	}
-	b.tbl.add(fmt.Sprintf("direct stdio, 1 client, %d requests in flight, %s (server CPU per call)", stdioInFlight, stdioMethods[0].name),
+	b.tbl.add(fmt.Sprintf("direct stdio, 1 client, %d requests in flight, %s (server CPU per call)", stdioInFlight, first.name),
 		fmt.Sprintf("%s (%s)", dur(dcpu), throughput(ds)), "", none)
 	return nil
 }
@@ -146,14 +147,19 @@ func stdioLoad(ctx context.Context, b *bench, c call, pid int, what string) (sta
 
 // stdioMethods are the requests stdio mode forwards to one server, each
 // checked as the paths rows check theirs (the same calls).
-var stdioMethods = []struct {
+func stdioMethods() []stdioMethod {
+	return []stdioMethod{
+		{"tools/call", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }},
+		{"prompts/get", promptGetCall},
+		{"resources/read", resourceReadCall},
+		{"completion/complete", completeCall},
+	}
+}
+
+// stdioMethod is one request of the stdio rows, by its method's name.
+type stdioMethod struct {
 	name string
 	call func(*mcp.ClientSession) call
-}{
-	{"tools/call", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }},
-	{"prompts/get", promptGetCall},
-	{"resources/read", resourceReadCall},
-	{"completion/complete", completeCall},
 }
 
 // promptGetCall gets the fixture's greet prompt and checks its one message.

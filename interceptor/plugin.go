@@ -52,7 +52,7 @@ type GRPCPlugin struct {
 
 // GRPCServer registers the service on the plugin's gRPC server.
 func (p *GRPCPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	s.RegisterService(&serviceDesc, &grpcServer{impl: p.Impl})
+	s.RegisterService(serviceDesc(), &grpcServer{impl: p.Impl})
 	return nil
 }
 
@@ -94,24 +94,26 @@ func (s *grpcServer) Handle(ctx context.Context, in *wrapperspb.BytesValue) (*wr
 	return wrapperspb.Bytes(out), nil
 }
 
-var serviceDesc = grpc.ServiceDesc{
-	ServiceName: serviceName,
-	HandlerType: (*handler)(nil),
-	Methods: []grpc.MethodDesc{{
-		MethodName: "Handle",
-		Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
-			in := new(wrapperspb.BytesValue)
-			if err := dec(in); err != nil {
-				return nil, err
-			}
-			h := func(ctx context.Context, req any) (any, error) {
-				return srv.(handler).Handle(ctx, req.(*wrapperspb.BytesValue))
-			}
-			if ic == nil {
-				return h(ctx, in)
-			}
-			return ic(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: handleMethod}, h)
-		},
-	}},
-	Metadata: "mcpgateway/interceptor/v1",
+func serviceDesc() *grpc.ServiceDesc {
+	return &grpc.ServiceDesc{
+		ServiceName: serviceName,
+		HandlerType: (*handler)(nil),
+		Methods: []grpc.MethodDesc{{
+			MethodName: "Handle",
+			Handler: func(srv any, ctx context.Context, dec func(any) error, ic grpc.UnaryServerInterceptor) (any, error) {
+				in := new(wrapperspb.BytesValue)
+				if err := dec(in); err != nil {
+					return nil, err
+				}
+				h := func(ctx context.Context, req any) (any, error) {
+					return srv.(handler).Handle(ctx, req.(*wrapperspb.BytesValue))
+				}
+				if ic == nil {
+					return h(ctx, in)
+				}
+				return ic(ctx, in, &grpc.UnaryServerInfo{Server: srv, FullMethod: handleMethod}, h)
+			},
+		}},
+		Metadata: "mcpgateway/interceptor/v1",
+	}
 }

@@ -40,7 +40,7 @@ func helpFlags(t *testing.T, args ...string) (names []string, help string) {
 func TestHelpListsWhatEachCommandAccepts(t *testing.T) {
 	stdio, stdioHelp := helpFlags(t, "stdio")
 	slices.Sort(stdio)
-	want := slices.Clone(stdioFlags)
+	want := slices.Clone(stdioFlags())
 	slices.Sort(want)
 	if !slices.Equal(stdio, want) {
 		t.Errorf("stdio -h documents %v, want the flags stdio accepts %v", stdio, want)

@@ -13,8 +13,10 @@ import (
 )
 
 // stdioFlags are the flags that mean something in stdio mode.
-var stdioFlags = []string{"config", "config-file", "log-file", "log-level", "catalog", "servers-dir",
-	"startup-timeout", "shutdown-grace", "max-backoff", "procs", "interceptors"}
+func stdioFlags() []string {
+	return []string{"config", "config-file", "log-file", "log-level", "catalog", "servers-dir",
+		"startup-timeout", "shutdown-grace", "max-backoff", "procs", "interceptors"}
+}
 
 // runStdio is `mcp-gateway stdio`: the merged server on stdin and stdout
 // (line-delimited JSON-RPC 2.0), for MCP clients that launch servers as
@@ -26,7 +28,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	set, fs, err := parseFlags(command{
 		name:     "stdio",
 		synopsis: "mcp-gateway stdio [--config '<json>' | --config-file PATH] [flags]",
-		shown:    stdioFlags,
+		shown:    stdioFlags(),
 		defaults: map[string]string{"log-file": "stderr"},
 		usages:   map[string]string{"log-file": "write the log to this file instead of stderr"},
 	}, args, stderr)
@@ -40,7 +42,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// or the pid file keep being added, and none of them means anything here.
 	var refused string
 	fs.Visit(func(f *flag.Flag) {
-		if !slices.Contains(stdioFlags, f.Name) && refused == "" {
+		if !slices.Contains(stdioFlags(), f.Name) && refused == "" {
 			refused = f.Name
 		}
 	})

@@ -12,7 +12,9 @@ import (
 
 // reservedKeys are config fields with a meaning of their own in every entry, so no catalog
 // property may take their name: runCmd would silently turn the entry into a local server.
-var reservedKeys = []string{"runCmd", "run_cmd", "installCmd", "install_cmd", "envs", "cwd"}
+func reservedKeys() []string {
+	return []string{"runCmd", "run_cmd", "installCmd", "install_cmd", "envs", "cwd"}
+}
 
 // Parse reads a catalog document: {"servers": {"<name>": {entry}}}. It is strict, because a
 // catalog is written by a template author at build time and a typo there would otherwise show up
@@ -324,8 +326,8 @@ func parseProperty(name string, raw json.RawMessage) (Property, error) {
 	if name == "" || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' }) {
 		return Property{}, errors.New("invalid property name")
 	}
-	if slices.Contains(reservedKeys, name) {
-		return Property{}, fmt.Errorf("name is reserved (%s)", strings.Join(reservedKeys, ", "))
+	if slices.Contains(reservedKeys(), name) {
+		return Property{}, fmt.Errorf("name is reserved (%s)", strings.Join(reservedKeys(), ", "))
 	}
 	members, err := readObject(raw)
 	if err != nil {
@@ -394,7 +396,7 @@ func parseProperty(name string, raw json.RawMessage) (Property, error) {
 	if p.Arg != "" && strings.ContainsRune(p.Arg, 0) {
 		return Property{}, errors.New("arg: must not contain NUL bytes")
 	}
-	if p.Header != "" && (!validToken(p.Header) || slices.Contains(transportHeaders, textproto.CanonicalMIMEHeaderKey(p.Header))) {
+	if p.Header != "" && (!validToken(p.Header) || slices.Contains(transportHeaders(), textproto.CanonicalMIMEHeaderKey(p.Header))) {
 		return Property{}, fmt.Errorf("header: %q is not a header a server may be sent", p.Header)
 	}
 	if p.Flag != "" && !validFlag(p.Flag) {

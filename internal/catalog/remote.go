@@ -14,9 +14,11 @@ import (
 // transportHeaders are set by the MCP streamable-HTTP transport or by net/http itself. A config
 // header of the same name would break the session (a second Mcp-Session-Id, a wrong
 // Content-Type), so it is refused rather than silently overridden.
-var transportHeaders = []string{
-	"Accept", "Connection", "Content-Length", "Content-Type", "Host", "Last-Event-Id",
-	"Mcp-Protocol-Version", "Mcp-Session-Id", "Transfer-Encoding", "Upgrade",
+func transportHeaders() []string {
+	return []string{
+		"Accept", "Connection", "Content-Length", "Content-Type", "Host", "Last-Event-Id",
+		"Mcp-Protocol-Version", "Mcp-Session-Id", "Transfer-Encoding", "Upgrade",
+	}
 }
 
 // remote resolves a key with a url: a streamable-HTTP MCP server. Its header values may refer
@@ -107,7 +109,7 @@ func (r *resolver) headers(server string, fields map[string]json.RawMessage) (ma
 			return fail(fmt.Errorf("header %q: invalid name (letters, digits and !#$%%&'*+-.^_`|~)", m.Key))
 		}
 		canon := textproto.CanonicalMIMEHeaderKey(m.Key)
-		if slices.Contains(transportHeaders, canon) {
+		if slices.Contains(transportHeaders(), canon) {
 			return fail(fmt.Errorf("header %q is set by the MCP transport and cannot be configured", m.Key))
 		}
 		if _, dup := out[canon]; dup {

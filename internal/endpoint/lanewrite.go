@@ -14,6 +14,9 @@ type laneRecorder struct {
 	header http.Header
 	status int
 	body   []byte
+	// contentType backs the Content-Type of a complete response: the
+	// recorder's own, so that setting it allocates nothing.
+	contentType [1]string
 }
 
 func (r *laneRecorder) Header() http.Header { return r.header }
@@ -33,7 +36,8 @@ func (r *laneRecorder) Write(p []byte) (int, error) {
 // complete takes a whole fast-path response (offerResponse), which its
 // writer no longer touches: kept, not copied.
 func (r *laneRecorder) complete(body []byte) {
-	r.header["Content-Type"] = jsonContentType
+	r.contentType[0] = "application/json"
+	r.header["Content-Type"] = r.contentType[:]
 	r.WriteHeader(http.StatusOK)
 	if len(r.body) == 0 {
 		r.body = body
@@ -63,9 +67,6 @@ func (w *closeWriter) FlushError() error {
 }
 
 func (w *closeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// jsonContentType is shared by the recorded responses; nothing changes it.
-var jsonContentType = []string{"application/json"}
 
 // takeoverWriter is the ResponseWriter of a net/http request that the lane
 // may take over: a complete fast-path response is kept for adopt instead of

@@ -269,7 +269,9 @@ const (
 
 // logLevels are the levels logging/setLevel may set (RFC 5424 severities,
 // as MCP defines them).
-var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+func logLevels() []string {
+	return []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+}
 
 // checkKept refuses a request whose content a session would keep beyond
 // the bounds above, and records the subscriptions it changes. size is the
@@ -286,8 +288,8 @@ func checkKept(msg *rpcMessage, size int) *jsonrpc.Error {
 		}
 		// Decoded as encoding/json decodes it (member names matched
 		// without regard to case), with the SDK's faster decoder.
-		if fastjson.Unmarshal(msg.Params, &p) == nil && !slices.Contains(logLevels, p.Level) {
-			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: level must be one of %s", strings.Join(logLevels, ", "))}
+		if fastjson.Unmarshal(msg.Params, &p) == nil && !slices.Contains(logLevels(), p.Level) {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid params: level must be one of %s", strings.Join(logLevels(), ", "))}
 		}
 	case "resources/subscribe", "resources/unsubscribe":
 		var p struct {

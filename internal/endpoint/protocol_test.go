@@ -371,7 +371,7 @@ func TestEnvelopeReadsAsEncodingJSON(t *testing.T) {
 		var p struct {
 			Level string `json:"level"`
 		}
-		refuse := json.Unmarshal([]byte(params), &p) == nil && !slices.Contains(logLevels, p.Level)
+		refuse := json.Unmarshal([]byte(params), &p) == nil && !slices.Contains(logLevels(), p.Level)
 		err := checkKept(&rpcMessage{Method: "logging/setLevel", Params: json.RawMessage(params)}, len(params))
 		if (err != nil) != refuse {
 			t.Errorf("logging/setLevel %s: refused %v (%v), want %v as encoding/json reads it", params, err != nil, err, refuse)

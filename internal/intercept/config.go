@@ -154,12 +154,14 @@ func Load(file string, optional bool) (*Config, error) {
 }
 
 // members that a type may set besides the common name, type, servers, tools.
-var typeFields = map[string][]string{
-	TypePlugin:      {"hooks", "timeout", "failOpen", "path", "args"},
-	TypeExec:        {"hooks", "timeout", "failOpen", "command"},
-	TypeToolFilter:  {"allow", "deny"},
-	TypeSecretGuard: {"mode", "patterns"},
-	TypeSizeGuard:   {"maxArgumentBytes", "maxResultBytes"},
+func typeFields() map[string][]string {
+	return map[string][]string{
+		TypePlugin:      {"hooks", "timeout", "failOpen", "path", "args"},
+		TypeExec:        {"hooks", "timeout", "failOpen", "command"},
+		TypeToolFilter:  {"allow", "deny"},
+		TypeSecretGuard: {"mode", "patterns"},
+		TypeSizeGuard:   {"maxArgumentBytes", "maxResultBytes"},
+	}
 }
 
 // Parse validates an interceptor config document.
@@ -218,7 +220,7 @@ func parseEntry(i int, raw json.RawMessage) (Spec, error) {
 	if !validName(e.Name) {
 		return fail("name", errors.New("is required: letters, digits, '-', '_' and '.', at most 64"))
 	}
-	allowed, ok := typeFields[e.Type]
+	allowed, ok := typeFields()[e.Type]
 	if !ok {
 		return fail("type", fmt.Errorf("%q is not one of plugin, exec, toolFilter, secretGuard, sizeGuard", e.Type))
 	}

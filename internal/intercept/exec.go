@@ -27,7 +27,7 @@ const maxExecOutput = 16 << 20
 
 // execWaitDelay is how long a command's output may stay open after it was
 // killed (a grandchild holding stdout) before the gateway stops reading.
-var execWaitDelay = time.Second
+const execWaitDelay = time.Second
 
 func (r *execRunner) handle(ctx context.Context, doc []byte, timeout time.Duration) ([]byte, error) {
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, errTimeout)

@@ -148,7 +148,7 @@ func generate(in inputs) ([]byte, error) {
 			return nil, fmt.Errorf("facts key %q is not in the E2B schema", key)
 		}
 	}
-	for key, fix := range overrides {
+	for key, fix := range overrides() {
 		e, ok := doc.Servers[key]
 		if !ok {
 			e = &entry{}

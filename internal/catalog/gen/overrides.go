@@ -4,70 +4,72 @@ import "errors"
 
 // overrides are the corrections the facts cannot carry, applied after the facts, each with its
 // reason. An override of a key that is not in the E2B schema adds an entry of the gateway's own.
-var overrides = map[string]func(*entry) error{
-	// The gateway's contract documents storagePath as optional and passes it as --storage-path,
-	// which the server reads. E2B marks it required (its Docker image needs a mount): every
-	// config E2B accepts is accepted here too, and so are configs without it.
-	"arxiv": func(e *entry) error {
-		p := e.Properties["storagePath"]
-		if p == nil {
-			return errors.New("no storagePath")
-		}
-		*p = property{Type: p.Type, Description: p.Description, Flag: "--storage-path",
-			Note: "optional here (E2B requires it for its Docker mount); passed as --storage-path"}
-		e.Env = nil
-		return nil
-	},
-	// The image points the server at host.docker.internal, Docker's name for the host. A server
-	// started here reaches an Obsidian on this machine at 127.0.0.1.
-	"obsidian": func(e *entry) error {
-		if e.Env["OBSIDIAN_HOST"] != "host.docker.internal" {
-			return errors.New("OBSIDIAN_HOST changed in the facts")
-		}
-		e.Env["OBSIDIAN_HOST"] = "127.0.0.1"
-		return nil
-	},
-	// The image keeps the database in a Docker named volume at /mcp; here it lives in /tmp.
-	"sqlite": func(e *entry) error {
-		if len(e.Args) != 2 || e.Args[1] != "/mcp/db.sqlite" {
-			return errors.New("sqlite args changed in the facts")
-		}
-		e.Args[1] = "/tmp/mcp-gateway-sqlite.db"
-		e.Notes = append(e.Notes, "Without Docker the database is /tmp/mcp-gateway-sqlite.db.")
-		return nil
-	},
-	// The registry sets SENTRY_AUTH_TOKEN only to fill its "--auth-token {authToken}" argument;
-	// the server takes the token as that argument.
-	"sentry": func(e *entry) error {
-		p := e.Properties["authToken"]
-		if p == nil || p.Env != "SENTRY_AUTH_TOKEN" {
-			return errors.New("authToken changed in the facts")
-		}
-		p.Env, p.Flag = "", "--auth-token"
-		p.Note = "passed as --auth-token, as the registry's image does (visible to other processes in the sandbox): the server reads it nowhere else"
-		return nil
-	},
-	// The image mounts the kubeconfig where the Kubernetes client looks by default. Here the
-	// client's standard KUBECONFIG variable points at it instead.
-	"kubernetes": func(e *entry) error { return kubeconfig(e, "configPath", "") },
-	"kubectl":    func(e *entry) error { return kubeconfig(e, "kubeconfig", "/config") },
-	// The gateway's own entries, not in E2B's catalog.
-	"everything": func(e *entry) error {
-		*e = entry{
-			Description: "Reference server that exercises every MCP feature, for testing clients",
-			Package:     &pkg{Manager: "npm", Name: "@modelcontextprotocol/server-everything", Version: "2026.8.31", Bin: "mcp-server-everything"},
-			Args:        []string{"stdio"},
-			Source:      "https://github.com/modelcontextprotocol/servers",
-		}
-		return nil
-	},
-	"sandbox": func(e *entry) error {
-		*e = entry{
-			Description: "Run commands and read and write files in this sandbox (built into the gateway)",
-			Package:     &pkg{Manager: "builtin", Name: "sandbox"},
-		}
-		return nil
-	},
+func overrides() map[string]func(*entry) error {
+	return map[string]func(*entry) error{
+		// The gateway's contract documents storagePath as optional and passes it as --storage-path,
+		// which the server reads. E2B marks it required (its Docker image needs a mount): every
+		// config E2B accepts is accepted here too, and so are configs without it.
+		"arxiv": func(e *entry) error {
+			p := e.Properties["storagePath"]
+			if p == nil {
+				return errors.New("no storagePath")
+			}
+			*p = property{Type: p.Type, Description: p.Description, Flag: "--storage-path",
+				Note: "optional here (E2B requires it for its Docker mount); passed as --storage-path"}
+			e.Env = nil
+			return nil
+		},
+		// The image points the server at host.docker.internal, Docker's name for the host. A server
+		// started here reaches an Obsidian on this machine at 127.0.0.1.
+		"obsidian": func(e *entry) error {
+			if e.Env["OBSIDIAN_HOST"] != "host.docker.internal" {
+				return errors.New("OBSIDIAN_HOST changed in the facts")
+			}
+			e.Env["OBSIDIAN_HOST"] = "127.0.0.1"
+			return nil
+		},
+		// The image keeps the database in a Docker named volume at /mcp; here it lives in /tmp.
+		"sqlite": func(e *entry) error {
+			if len(e.Args) != 2 || e.Args[1] != "/mcp/db.sqlite" {
+				return errors.New("sqlite args changed in the facts")
+			}
+			e.Args[1] = "/tmp/mcp-gateway-sqlite.db"
+			e.Notes = append(e.Notes, "Without Docker the database is /tmp/mcp-gateway-sqlite.db.")
+			return nil
+		},
+		// The registry sets SENTRY_AUTH_TOKEN only to fill its "--auth-token {authToken}" argument;
+		// the server takes the token as that argument.
+		"sentry": func(e *entry) error {
+			p := e.Properties["authToken"]
+			if p == nil || p.Env != "SENTRY_AUTH_TOKEN" {
+				return errors.New("authToken changed in the facts")
+			}
+			p.Env, p.Flag = "", "--auth-token"
+			p.Note = "passed as --auth-token, as the registry's image does (visible to other processes in the sandbox): the server reads it nowhere else"
+			return nil
+		},
+		// The image mounts the kubeconfig where the Kubernetes client looks by default. Here the
+		// client's standard KUBECONFIG variable points at it instead.
+		"kubernetes": func(e *entry) error { return kubeconfig(e, "configPath", "") },
+		"kubectl":    func(e *entry) error { return kubeconfig(e, "kubeconfig", "/config") },
+		// The gateway's own entries, not in E2B's catalog.
+		"everything": func(e *entry) error {
+			*e = entry{
+				Description: "Reference server that exercises every MCP feature, for testing clients",
+				Package:     &pkg{Manager: "npm", Name: "@modelcontextprotocol/server-everything", Version: "2026.8.31", Bin: "mcp-server-everything"},
+				Args:        []string{"stdio"},
+				Source:      "https://github.com/modelcontextprotocol/servers",
+			}
+			return nil
+		},
+		"sandbox": func(e *entry) error {
+			*e = entry{
+				Description: "Run commands and read and write files in this sandbox (built into the gateway)",
+				Package:     &pkg{Manager: "builtin", Name: "sandbox"},
+			}
+			return nil
+		},
+	}
 }
 
 // kubeconfig sends property name to KUBECONFIG; suffix turns a .kube directory into its file.
