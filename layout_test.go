@@ -25,35 +25,36 @@ import (
 	"testing"
 )
 
-// packageLayers is the order of the module's packages, top (the commands) first, as paths
-// relative to the module ("" is the module root, which holds the embedded catalog). A
-// package may import only packages of a layer below its own: never one of its own layer,
-// never one above. That keeps the code readable top-down and rules out import cycles.
+// packageLayers is the order of the module's packages, layer 1 (the programs) first, as
+// paths relative to the module ("" is the module root, which holds the embedded catalog);
+// docs/layout.md describes each package under the same numbers. A package may import only
+// packages of a layer below its own (a higher number): never one of its own layer, never
+// one above. That keeps the code readable top-down and rules out import cycles.
 //
-// A new package is one line here: put it in the highest layer that is below every package
-// importing it, and below it only what it imports. Listed packages that do not exist (yet,
-// or any more) are skipped, and named in the test's log.
+// A new package is one entry here: put it in a layer below every package importing it and
+// above every package it imports (the test names the layers that fit). Listed packages
+// that do not exist (yet, or any more) are skipped, and named in the test's log.
 func packageLayers() [][]string {
 	return [][]string{
-		// Programs: the commands, and the ones built only by tests, benchmarks and go generate.
+		// 1. Programs: the commands, and the ones built only by tests and benchmarks.
 		{"cmd/mcp-gateway", "cmd/mcp-gateway-plugin-host", "bench", "bench/noopplugin",
-			"examples/interceptor-plugin", "internal/intercept/testplugin", "internal/catalog/gen",
+			"examples/interceptor-plugin", "internal/intercept/testplugin",
 			"test/conformance/everything-server"},
-		// Wiring: builds the servers, the sessions' hub and the listeners from a config.
+		// 2. One gateway's life: start the servers, serve, shut down.
 		{"internal/gateway"},
-		// The two faces an agent talks to: streamable HTTP, and one session over stdio.
+		// 3. The two faces an agent talks to: streamable HTTP, and one session over stdio.
 		{"internal/endpoint", "internal/stdioserve"},
-		// The aggregating MCP server: routing, naming, merging the upstreams' lists.
+		// 4. The merged server: naming, routing, lists, relaying, interceptor hooks.
 		{"internal/aggregate"},
-		// What aggregate uses: upstream processes and remotes, interceptors, task tables,
-		// and the host that runs an interceptor plugin.
+		// 5. What aggregate uses: upstream servers, interceptors, task tables, and the plugin
+		// host's work.
 		{"internal/supervisor", "internal/intercept", "internal/tasktable", "internal/pluginhost"},
-		// Leaves and near-leaves: the plugin SDK, the catalog, byte-level JSON, names, auth,
-		// logs, redaction, the sandbox, and the test fixture server.
-		{"interceptor", "internal/catalog", "internal/pluginwire", "internal/redact", "internal/rawjson",
-			"internal/naming", "internal/auth", "internal/logfile", "internal/sandbox", "internal/fixture", ""},
-		// Leaves imported by the leaves above.
-		{"interceptor/contract", "internal/jsonlimit"},
+		// 6. The catalog, and the public package plugins import.
+		{"internal/catalog", "interceptor"},
+		// 7. Leaves: one small concern each, importing none of the module's packages.
+		{"interceptor/contract", "internal/pluginwire", "internal/auth", "internal/redact",
+			"internal/jsonlimit", "internal/rawjson", "internal/naming", "internal/logfile",
+			"internal/sandbox", "internal/reaper", "internal/fixture", "internal/catalog/gen", ""},
 	}
 }
 
@@ -149,9 +150,9 @@ func TestPackageOrder(t *testing.T) {
 	for i, layer := range layers {
 		for _, pkg := range layer {
 			if prev, dup := layerOf[pkg]; dup {
-				t.Fatalf("packageLayers lists %s twice (layers %d and %d)", displayName(pkg), prev, i)
+				t.Fatalf("packageLayers lists %s twice (layers %d and %d)", displayName(pkg), prev, i+1)
 			}
-			layerOf[pkg] = i
+			layerOf[pkg] = i + 1
 		}
 	}
 	graph := modulePackages(t)
@@ -224,7 +225,7 @@ func describe(pkgs []string, layerOf map[string]int) string {
 // suggestLayer names the layers a package fits in, between its lowest importer and its
 // highest import, or says that none does.
 func suggestLayer(imports, importers []string, layerOf map[string]int, n int) string {
-	lo, hi := 0, n-1 // the package's layer must be > every importer's and < every import's.
+	lo, hi := 1, n // the package's layer must be > every importer's and < every import's.
 	for _, p := range importers {
 		if l, ok := layerOf[p]; ok && l+1 > lo {
 			lo = l + 1
