@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -166,11 +168,11 @@ func (g *Gateway) askTask(ctx context.Context, c *call, server, method string, p
 	if id == t.TaskID {
 		return res, nil
 	}
-	task, err := setString(created.Task, "taskId", id)
+	task, err := rawjson.SetString(created.Task, "taskId", id)
 	if err != nil {
 		return nil, agentError(method, err)
 	}
-	if res, err = setMember(res, "task", task); err != nil {
+	if res, err = rawjson.SetMember(res, "task", task); err != nil {
 		return nil, agentError(method, err)
 	}
 	return res, nil
@@ -212,7 +214,7 @@ const notifyWait = 5 * time.Second
 func (g *Gateway) statusUp(server, agentID, id string, params json.RawMessage) {
 	if id != agentID {
 		var err error
-		if params, err = setString(params, "taskId", id); err != nil {
+		if params, err = rawjson.SetString(params, "taskId", id); err != nil {
 			return
 		}
 	}
@@ -253,7 +255,7 @@ func (g *Gateway) clientTaskRequest(ctx context.Context, server, method string, 
 	out := params
 	if t.agentID != t.id {
 		var err error
-		if out, err = setString(params, "taskId", t.agentID); err != nil {
+		if out, err = rawjson.SetString(params, "taskId", t.agentID); err != nil {
 			return nil, invalidParams("%s: %v", method, err)
 		}
 	}
@@ -264,7 +266,7 @@ func (g *Gateway) clientTaskRequest(ctx context.Context, server, method string, 
 	if method == "tasks/result" {
 		return g.relatedTask(res, server, t.id), nil
 	}
-	if b, err := setString(res, "taskId", t.id); err == nil {
+	if b, err := rawjson.SetString(res, "taskId", t.id); err == nil {
 		return b, nil
 	}
 	return res, nil
@@ -311,7 +313,7 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 				errs = append(errs, err)
 				break
 			}
-			tasks, next, err := itemsOf(res, "tasks")
+			tasks, next, err := rawjson.ItemsOf(res, "tasks")
 			if err != nil {
 				errs = append(errs, err)
 				break
@@ -331,7 +333,7 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 					continue // another server's, or not one a server made through the gateway
 				}
 				if t.id != t.agentID {
-					if b, err = setString(b, "taskId", t.id); err != nil {
+					if b, err = rawjson.SetString(b, "taskId", t.id); err != nil {
 						continue
 					}
 				}
@@ -349,13 +351,13 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 	if len(items) == 0 && len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	list := encodeList("tasks", items, "")
+	list := rawjson.EncodeList("tasks", items, "")
 	if asked == 1 && only != nil {
 		var page struct {
 			Tasks json.RawMessage `json:"tasks"`
 		}
 		if json.Unmarshal(list, &page) == nil {
-			if out, err := setMember(only, "tasks", page.Tasks); err == nil {
+			if out, err := rawjson.SetMember(only, "tasks", page.Tasks); err == nil {
 				return out, nil
 			}
 		}

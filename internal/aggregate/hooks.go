@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -65,7 +67,7 @@ func (g *Gateway) callToolRawHooked(ctx context.Context, ss *mcp.ServerSession, 
 				out = json.RawMessage("{}")
 			}
 			var err error
-			if sent, err = setMember(params, "arguments", out); err != nil {
+			if sent, err = rawjson.SetMember(params, "arguments", out); err != nil {
 				return nil, err
 			}
 		}

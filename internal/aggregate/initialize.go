@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"bytes"
 	"encoding/json"
 	"slices"
@@ -54,7 +56,7 @@ func (g *Gateway) capabilitiesRaw() json.RawMessage {
 		if json.Unmarshal(c, &m) != nil {
 			continue
 		}
-		for _, k := range memberNames(c) {
+		for _, k := range rawjson.MemberNames(c) {
 			v := m[k]
 			if _, seen := values[k]; seen || !slices.Contains(relayedCapabilities, k) || bytes.Equal(v, []byte("null")) {
 				continue
@@ -80,7 +82,7 @@ func (g *Gateway) capabilitiesRaw() json.RawMessage {
 				v = setTrue(v, "subscribe")
 			}
 		}
-		if o, err := setMember(out, k, v); err == nil {
+		if o, err := rawjson.SetMember(out, k, v); err == nil {
 			out = o
 		}
 	}
@@ -115,7 +117,7 @@ func setTrue(obj json.RawMessage, key string) json.RawMessage {
 	} else if bytes.Equal(bytes.TrimSpace(m[key]), []byte("true")) {
 		return obj
 	}
-	if out, err := setMember(obj, key, json.RawMessage("true")); err == nil {
+	if out, err := rawjson.SetMember(obj, key, json.RawMessage("true")); err == nil {
 		return out
 	}
 	return obj
@@ -162,7 +164,7 @@ func (g *Gateway) discoverResult(r *mcp.DiscoverResult) mcp.Result {
 	if err != nil {
 		return r
 	}
-	if b, err = setMember(b, "capabilities", g.capabilitiesRaw()); err != nil {
+	if b, err = rawjson.SetMember(b, "capabilities", g.capabilitiesRaw()); err != nil {
 		return r
 	}
 	return &rawResult{raw: b}

@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -76,7 +78,7 @@ func (m *named[T]) rebuild(servers []string, ups map[string]Upstream) bool {
 				it = m.rename(it, name)
 				if raw != nil {
 					var err error
-					if raw, err = setString(raw, "name", name); err != nil {
+					if raw, err = rawjson.SetString(raw, "name", name); err != nil {
 						raw = nil // served from T, which has the new name
 					}
 				}
@@ -137,7 +139,7 @@ func encodePage[T any](list []T, enc []json.RawMessage, member, cursor string, s
 			return nil, err
 		}
 	}
-	return encodeList(member, items, next), nil
+	return rawjson.EncodeList(member, items, next), nil
 }
 
 // page returns one page of list starting at cursor, and the next cursor.

@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"context"
 	"encoding/json"
 
@@ -49,7 +51,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
 	defer done()
 	// Set even when unchanged: see callToolAgentParams.
-	rename := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "name", r.name) }
+	rename := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "name", r.name) }
 	res, sent, err := g.forwardAgentParams(ctx, r.up, call, "prompts/get", rawParams(req), rename)
 	if !sent {
 		meta := g.progress.forward(p.Meta, call)

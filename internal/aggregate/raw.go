@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -196,11 +198,11 @@ func (g *Gateway) rawEligible(ss *mcp.ServerSession, hasStream, stream bool) boo
 // withProgressToken returns params with _meta's progressToken set to mine,
 // every other byte as sent.
 func withProgressToken(params, meta json.RawMessage, mine string) (json.RawMessage, error) {
-	m, err := setString(meta, progressKey, mine)
+	m, err := rawjson.SetString(meta, progressKey, mine)
 	if err != nil {
 		return nil, err
 	}
-	return setMember(params, "_meta", m)
+	return rawjson.SetMember(params, "_meta", m)
 }
 
 // isErrorResult reports whether a raw CallToolResult has isError set.
@@ -216,7 +218,7 @@ func isErrorResult(res json.RawMessage) bool {
 
 // rename returns params with "name" set to name, every other byte as sent.
 func rename(params json.RawMessage, name string) (json.RawMessage, error) {
-	return setString(params, "name", name)
+	return rawjson.SetString(params, "name", name)
 }
 
 // forward sends a request to up and returns its result: as the bytes the

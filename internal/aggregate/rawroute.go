@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"bytes"
 	"encoding/json"
 
@@ -108,7 +110,7 @@ func (g *Gateway) routeRaw(method string, params json.RawMessage, stream bool) (
 		}
 		r.ups = []Upstream{pr.up}
 		// Set even when unchanged: see callToolAgentParams.
-		r.set = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "name", pr.name) }
+		r.set = func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "name", pr.name) }
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		if method == "resources/read" {
 			var p mcp.ReadResourceParams
@@ -134,7 +136,7 @@ func (g *Gateway) routeRaw(method string, params json.RawMessage, stream bool) (
 		}
 		if method == "resources/read" { // forwardSubscription rewrites its own
 			orig := r.orig
-			r.set = func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
+			r.set = func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", orig) }
 		}
 	case "completion/complete":
 		var p mcp.CompleteParams
@@ -174,7 +176,7 @@ func (g *Gateway) routeCall(params json.RawMessage, stream bool) (toolCall, json
 		// Read as decoded, not searched: a key may be written with
 		// escapes ("progress\u0054oken"), and the upstream would read it
 		// as the token the gateway must replace with one of its own.
-		t, ok, err := memberValue(p.Meta, progressKey)
+		t, ok, err := rawjson.MemberValue(p.Meta, progressKey)
 		if err != nil {
 			return c, nil, false
 		}

@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -442,7 +444,7 @@ func (g *Gateway) relayResourceUpdated(server string, params json.RawMessage) {
 	}
 	uri := g.subs.exported(server, p.URI)
 	if uri != p.URI {
-		b, err := setString(params, "uri", uri)
+		b, err := rawjson.SetString(params, "uri", uri)
 		if err != nil {
 			return
 		}
@@ -476,7 +478,7 @@ func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams, raw json.RawM
 	if raw == nil {
 		raw, _ = json.Marshal(p)
 	}
-	out, err := setMember(raw, progressKey, tok)
+	out, err := rawjson.SetMember(raw, progressKey, tok)
 	if err != nil {
 		return
 	}
@@ -543,7 +545,7 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 		var b json.RawMessage
 		var err error
 		if raw != nil {
-			b, err = setStringBefore(raw, "logger", out.Logger, "data")
+			b, err = rawjson.SetStringBefore(raw, "logger", out.Logger, "data")
 		} else {
 			b, err = logParams(&out)
 		}
@@ -556,7 +558,7 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 	// each session's level as the SDK's Log would.
 	var tagged json.RawMessage
 	if raw != nil {
-		tagged, _ = setStringBefore(raw, "logger", out.Logger, "data")
+		tagged, _ = rawjson.SetStringBefore(raw, "logger", out.Logger, "data")
 	} else {
 		tagged, _ = logParams(&out)
 	}

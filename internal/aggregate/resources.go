@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -131,7 +133,7 @@ func renamed(raw json.RawMessage, key, value string) json.RawMessage {
 	if raw == nil {
 		return nil
 	}
-	out, err := setString(raw, key, value)
+	out, err := rawjson.SetString(raw, key, value)
 	if err != nil {
 		return nil
 	}
@@ -240,7 +242,7 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	}
 	raw := rawParams(req)
 	// Set even when unchanged: see callToolAgentParams.
-	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
+	reroute := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", orig) }
 	var firstErr error
 	for _, up := range ups {
 		call, done := g.calls.begin(ctx, req.Session, up.Name())
@@ -342,7 +344,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 			g.subs.setSession(uri, ss, false)
 		}
 	}
-	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
+	reroute := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", orig) }
 	call, done := g.calls.beginNotify(ctx, ss, up.Name(), notify, ask)
 	res, sent, err := g.forwardAgentParams(ctx, up, call, method, raw, reroute)
 	if !sent && rawOnly {
@@ -460,7 +462,7 @@ func contentsAs(res mcp.Result, orig, exported string) mcp.Result {
 				URI string `json:"uri"`
 			}
 			if json.Unmarshal(c, &u) == nil && u.URI == orig {
-				if nc, err := setString(c, "uri", exported); err == nil {
+				if nc, err := rawjson.SetString(c, "uri", exported); err == nil {
 					page.Contents[i] = nc
 				}
 			}
@@ -469,7 +471,7 @@ func contentsAs(res mcp.Result, orig, exported string) mcp.Result {
 		if err != nil {
 			return res
 		}
-		if out, err := setMember(r.raw, "contents", contents); err == nil {
+		if out, err := rawjson.SetMember(r.raw, "contents", contents); err == nil {
 			r.raw = out
 		}
 	}

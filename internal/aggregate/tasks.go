@@ -1,6 +1,8 @@
 package aggregate
 
 import (
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -205,7 +207,7 @@ func (g *Gateway) Task(ctx context.Context, ss *mcp.ServerSession, method string
 	if !ok || r.session != ss {
 		return nil, invalidParams("unknown task %q", taskID)
 	}
-	out, err := setString(params, "taskId", r.orig)
+	out, err := rawjson.SetString(params, "taskId", r.orig)
 	if err != nil {
 		return nil, invalidParams("%s: %v", method, err)
 	}
@@ -220,7 +222,7 @@ func (g *Gateway) Task(ctx context.Context, ss *mcp.ServerSession, method string
 	}
 	switch method {
 	case "tasks/get", "tasks/cancel": // a Task
-		return setString(res, "taskId", taskID)
+		return rawjson.SetString(res, "taskId", taskID)
 	case "tasks/result": // the request's result, which names its task in _meta
 		return g.relatedTask(res, server, taskID), nil
 	}
@@ -250,7 +252,7 @@ func (g *Gateway) relatedTask(res json.RawMessage, server, exported string) json
 	if json.Unmarshal(res, &r) != nil || r.Meta[relatedTaskKey] == nil {
 		return res
 	}
-	rel, err := setString(r.Meta[relatedTaskKey], "taskId", exported)
+	rel, err := rawjson.SetString(r.Meta[relatedTaskKey], "taskId", exported)
 	if err != nil {
 		return res
 	}
@@ -260,10 +262,10 @@ func (g *Gateway) relatedTask(res json.RawMessage, server, exported string) json
 	}{&meta}); err != nil {
 		return res
 	}
-	if meta, err = setMember(meta, relatedTaskKey, rel); err != nil {
+	if meta, err = rawjson.SetMember(meta, relatedTaskKey, rel); err != nil {
 		return res
 	}
-	if out, err := setMember(res, "_meta", meta); err == nil {
+	if out, err := rawjson.SetMember(res, "_meta", meta); err == nil {
 		return out
 	}
 	return res
@@ -286,7 +288,7 @@ func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, params js
 	}
 	if r.name != p.Name {
 		var err error
-		if params, err = setString(params, "name", r.name); err != nil {
+		if params, err = rawjson.SetString(params, "name", r.name); err != nil {
 			return nil, invalidParams("tools/call: %v", err)
 		}
 	}
@@ -316,11 +318,11 @@ func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, params js
 	for _, p := range early {
 		g.statusDown(ss, id, p)
 	}
-	t, err := setString(created.Task, "taskId", id)
+	t, err := rawjson.SetString(created.Task, "taskId", id)
 	if err != nil {
 		return nil, upstreamError(server, err)
 	}
-	return setMember(res, "task", t)
+	return rawjson.SetMember(res, "task", t)
 }
 
 // listTasks merges tasks/list of every server that offers tasks, keeping
@@ -355,7 +357,7 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 			if !ok || r.session != ss {
 				continue // another session's, or not made through this gateway
 			}
-			if b, err = setString(b, "taskId", r.id); err == nil {
+			if b, err = rawjson.SetString(b, "taskId", r.id); err == nil {
 				items = append(items, b)
 			}
 		}
@@ -363,7 +365,7 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 	if len(items) == 0 && len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	list := encodeList("tasks", items, "")
+	list := rawjson.EncodeList("tasks", items, "")
 	if only != nil && !bytes.Contains(only, []byte(`"nextCursor"`)) {
 		// One server, one page: its result as it sent it (its _meta), with
 		// the session's tasks.
@@ -371,7 +373,7 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 			Tasks json.RawMessage `json:"tasks"`
 		}
 		if json.Unmarshal(list, &page) == nil {
-			if out, err := setMember(only, "tasks", page.Tasks); err == nil {
+			if out, err := rawjson.SetMember(only, "tasks", page.Tasks); err == nil {
 				return out, nil
 			}
 		}
@@ -392,7 +394,7 @@ func allTasks(ctx context.Context, up Upstream) (all []json.RawMessage, first js
 		if first == nil {
 			first = res
 		}
-		page, next, err := itemsOf(res, "tasks")
+		page, next, err := rawjson.ItemsOf(res, "tasks")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -475,7 +477,7 @@ func (g *Gateway) relayTaskStatus(server string, params json.RawMessage) {
 // statusDown sends a server's task status to agent session ss, with the
 // task's exported id.
 func (g *Gateway) statusDown(ss *mcp.ServerSession, id string, params json.RawMessage) {
-	p, err := setString(params, "taskId", id)
+	p, err := rawjson.SetString(params, "taskId", id)
 	if err != nil {
 		return
 	}
