@@ -1,8 +1,6 @@
 package aggregate
 
 import (
-	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
-
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // Client-side tasks (protocol 2025-11-25): a client that declares
@@ -140,7 +140,7 @@ func (g *Gateway) askTask(ctx context.Context, c *call, server, method string, p
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("mcp-gateway: the agent's client does not support task-augmented %s", method)}
 	}
-	done := g.clientTasks.expect(c.ss)
+	done := g.clientTasks.Expect(c.ss)
 	defer done()
 	res, err := g.askCall(ctx, c, method, params)
 	if err != nil {
@@ -159,7 +159,7 @@ func (g *Gateway) askTask(ctx context.Context, c *call, server, method string, p
 	if json.Unmarshal(created.Task, &t) != nil || t.TaskID == "" {
 		return res, nil
 	}
-	id, early := g.clientTasks.add(server, t.TaskID, c.ss, ttlOf(t.TTL))
+	id, early := g.clientTasks.Add(server, t.TaskID, c.ss, ttlOf(t.TTL))
 	// Statuses the agent sent before its answer go first, as they would
 	// on a direct connection.
 	for _, p := range early {
@@ -197,12 +197,12 @@ func (g *Gateway) AgentTaskStatus(ss *mcp.ServerSession, params json.RawMessage)
 	if taskID == "" {
 		return
 	}
-	t, ok := g.clientTasks.byAgentID(ss, taskID)
+	t, ok := g.clientTasks.ByAgentID(ss, taskID)
 	if !ok {
-		g.clientTasks.hold(ss, taskID, params)
+		g.clientTasks.Hold(ss, taskID, params)
 		return
 	}
-	g.statusUp(t.server, t.agentID, t.id, params)
+	g.statusUp(t.Server, t.AgentID, t.ID, params)
 }
 
 // notifyWait bounds sending a notification to a server (it waits while
@@ -245,28 +245,28 @@ func (g *Gateway) clientTaskRequest(ctx context.Context, server, method string, 
 	if taskID == "" {
 		return nil, invalidParams("%s: missing taskId", method)
 	}
-	t, ok := g.clientTasks.byServerID(server, taskID)
+	t, ok := g.clientTasks.ByServerID(server, taskID)
 	if !ok {
 		return nil, invalidParams("mcp-gateway: unknown task %q", taskID)
 	}
-	if method == "tasks/cancel" && !g.agentTasks(t.session).cancel {
+	if method == "tasks/cancel" && !g.agentTasks(t.Session).cancel {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcp-gateway: the agent's client does not support tasks/cancel"}
 	}
 	out := params
-	if t.agentID != t.id {
+	if t.AgentID != t.ID {
 		var err error
-		if out, err = rawjson.SetString(params, "taskId", t.agentID); err != nil {
+		if out, err = rawjson.SetString(params, "taskId", t.AgentID); err != nil {
 			return nil, invalidParams("%s: %v", method, err)
 		}
 	}
-	res, err := g.askSession(ctx, server, t.session, method, out)
-	if err != nil || t.agentID == t.id {
+	res, err := g.askSession(ctx, server, t.Session, method, out)
+	if err != nil || t.AgentID == t.ID {
 		return res, err
 	}
 	if method == "tasks/result" {
-		return g.relatedTask(res, server, t.id), nil
+		return g.relatedTask(res, server, t.ID), nil
 	}
-	if b, err := rawjson.SetString(res, "taskId", t.id); err == nil {
+	if b, err := rawjson.SetString(res, "taskId", t.ID); err == nil {
 		return b, nil
 	}
 	return res, nil
@@ -298,7 +298,7 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 	var items []json.RawMessage
 	var errs []error
 	var only json.RawMessage
-	sessions := g.clientTasks.sessionsOf(server)
+	sessions := g.clientTasks.SessionsOf(server)
 	asked := 0
 	for _, ss := range sessions {
 		if !g.agentTasks(ss).list {
@@ -328,12 +328,12 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 				if taskID == "" {
 					continue
 				}
-				t, ok := g.clientTasks.byAgentID(ss, taskID)
-				if !ok || t.server != server {
+				t, ok := g.clientTasks.ByAgentID(ss, taskID)
+				if !ok || t.Server != server {
 					continue // another server's, or not one a server made through the gateway
 				}
-				if t.id != t.agentID {
-					if b, err = rawjson.SetString(b, "taskId", t.id); err != nil {
+				if t.ID != t.AgentID {
+					if b, err = rawjson.SetString(b, "taskId", t.ID); err != nil {
 						continue
 					}
 				}

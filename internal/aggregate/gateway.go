@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
+	"github.com/mcp-gateway/mcp-gateway/internal/tasktable"
 )
 
 // Upstream is what the gateway needs of a server. *supervisor.Server
@@ -75,10 +76,10 @@ type Gateway struct {
 	icpt     *intercept.Engine
 
 	calls *inflight // forwarded calls, for routing what servers send back
-	tasks *taskTable
+	tasks *tasktable.ServerTasks
 	// clientTasks are the tasks agents run for servers (clienttasks.go),
 	// agents what their initialize said that the SDK's types drop.
-	clientTasks *clientTaskTable
+	clientTasks *tasktable.AgentTasks
 	agents      agentsInfo
 	progress    *progressMap
 	subs        *subscriptions
@@ -146,7 +147,6 @@ func New(opts Options) *Gateway {
 		caps:         make(map[string]*mcp.ServerCapabilities),
 		instructions: make(map[string]string),
 		taskCaps:     make(map[string]json.RawMessage),
-		tasks:        newTaskTable(),
 		agents:       agentsInfo{tasks: make(map[string]agentTasks)},
 		raws:         make(map[string]rawConn),
 		tools: newNamed(func(t *mcp.Tool) string { return t.Name },
@@ -180,8 +180,8 @@ func New(opts Options) *Gateway {
 		// they would get (see rootsRaw): they are told, and ask again.
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { g.AgentReachable(req.Session) },
 	})
-	g.clientTasks = newClientTaskTable(g.liveSessions)
-	g.tasks.live = g.liveSessions
+	g.clientTasks = tasktable.NewAgentTasks(g.liveSessions)
+	g.tasks = tasktable.NewServerTasks(g.liveSessions)
 	g.announce(true, true, true)
 	// Requests are answered by middleware rather than Server.AddTool and
 	// friends: AddTool panics on input schemas real servers publish (no

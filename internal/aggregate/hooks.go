@@ -1,8 +1,6 @@
 package aggregate
 
 import (
-	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -13,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // The interceptors (Options.Interceptors) run at three points: a server's

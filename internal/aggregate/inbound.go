@@ -1,8 +1,6 @@
 package aggregate
 
 import (
-	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -10,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // Requests the SDK server handles (prompts/get, resources/read,

@@ -1,8 +1,6 @@
 package aggregate
 
 import (
-	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
-
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
@@ -14,6 +12,8 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // named merges one kind of named item (tools, prompts) across servers. Items

@@ -1,12 +1,12 @@
 package aggregate
 
 import (
-	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
-
 	"context"
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // listPrompts lists every prompt of an upstream, all pages: with raw

@@ -1,8 +1,6 @@
 package aggregate
 
 import (
-	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,6 +9,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // RawCaller is an Upstream that can also forward a request as raw JSON and

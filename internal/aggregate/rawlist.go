@@ -1,11 +1,11 @@
 package aggregate
 
 import (
-	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
-
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // listRaw lists every item of an upstream's paginated list with raw

@@ -1,8 +1,6 @@
 package aggregate
 
 import (
-	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
-
 	"bytes"
 	"encoding/json"
 
@@ -10,6 +8,7 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/jsonlimit"
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // RoutesRaw reports whether RequestRaw would take a request of method with
