@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/naming"
 	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
@@ -25,7 +26,7 @@ const RewritePrefix = "mcp-gateway://"
 // rewrite returns the exported form of uri for a server that lost it to an
 // earlier server.
 func rewrite(server, uri string) string {
-	return RewritePrefix + SanitizeName(server) + "/" + uri
+	return RewritePrefix + naming.Sanitize(server) + "/" + uri
 }
 
 // resourceSet merges resources and resource templates across servers. URIs
@@ -79,7 +80,7 @@ func (rs *resourceSet) rebuild(servers []string, ups map[string]Upstream) bool {
 	tplTaken := make(map[string]bool)
 	for _, s := range servers {
 		up := ups[s]
-		prefixes[RewritePrefix+SanitizeName(s)+"/"] = up
+		prefixes[RewritePrefix+naming.Sanitize(s)+"/"] = up
 		if len(rs.perServer[s]) > 0 || len(rs.tplPerServer[s]) > 0 {
 			with = append(with, up)
 		}
