@@ -18,7 +18,7 @@ type call struct {
 	server string
 	seq    uint64
 	// notify, when set, sends the call's progress and log messages on
-	// the call's own response, which the endpoint writes (CallToolStream);
+	// the call's own response, which the endpoint writes (Send with notify);
 	// otherwise they go through the SDK session on ctx's stream.
 	notify Notify
 	// ask, when set, sends the server's requests during the call on the

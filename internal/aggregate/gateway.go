@@ -1,8 +1,3 @@
-// Package aggregate holds the merged MCP server: it collects what every
-// upstream offers (tools, prompts, resources, resource templates), gives each
-// item one exported name, routes requests to the server that owns the item,
-// and relays what servers send back (progress, logs, list changes, resource
-// updates, sampling, elicitation) to the agent session it belongs to.
 package aggregate
 
 import (
@@ -74,6 +69,10 @@ type Gateway struct {
 	version  string
 	audit    func(CallRecord)
 	icpt     *intercept.Engine
+	// decoded, if set, is called each time the raw path decodes a
+	// request's params (Gateway.decode): tests count them
+	// (export_test.go). Nil otherwise.
+	decoded func()
 
 	calls *inflight // forwarded calls, for routing what servers send back
 	tasks *tasktable.ServerTasks
@@ -84,7 +83,7 @@ type Gateway struct {
 	progress    *progressMap
 	subs        *subscriptions
 	// subChange orders the subscription changes of one server's URI,
-	// from the check to the server's answer (see forwardSubscription).
+	// from the check to the server's answer (see changeSubscription).
 	subChange keyedLocks
 
 	mu   sync.RWMutex

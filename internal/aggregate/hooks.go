@@ -18,7 +18,7 @@ import (
 // tools listing, before it is named (visibleTools: a hidden tool never
 // takes a name, is never offered, and a call to it fails as a call to an
 // unknown tool), and around tools/call on both paths (callToolHooked from
-// callTool, callToolRawHooked from CallToolRaw). A call no interceptor
+// callTool, callToolRawHooked from Send). A call no interceptor
 // applies to takes neither: one nil check, or one scope match per
 // interceptor.
 
@@ -49,7 +49,7 @@ func (g *Gateway) runHooks(ctx context.Context, c *intercept.Call, next intercep
 	return res, strings.Join(trace, ","), err
 }
 
-// callToolRawHooked is the path of a raw call (CallToolRaw, or callTool
+// callToolRawHooked is the path of a raw call (Send, or callTool
 // with the agent's params) that interceptors apply to. params are the
 // call's params as forwarded (the agent's, with the routed name and the
 // gateway's progress token); args are the agent's arguments. Of what the

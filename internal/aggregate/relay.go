@@ -133,7 +133,7 @@ func (g *Gateway) Intercept(server string, req *jsonrpc.Request) bool {
 // every agent session subscribed to the URI (under the URI the agents
 // subscribed to, which may be a rewritten one), with the params as the
 // server sent them otherwise. The gateway keeps who subscribed
-// (forwardSubscription): subscriptions made on the fast path never reach
+// (changeSubscription): subscriptions made on the fast path never reach
 // the SDK's own table.
 func (g *Gateway) relayResourceUpdated(server string, params json.RawMessage) {
 	var p struct {

@@ -22,7 +22,7 @@ import (
 // event queued goes out before the response.
 type eventStream struct {
 	w      http.ResponseWriter
-	needed bool // the call could send notifications (CallToolStream)
+	needed bool // the call could send notifications (aggregate.MayStream)
 
 	mu      sync.Mutex
 	started bool // the writer runs: the response is an SSE stream

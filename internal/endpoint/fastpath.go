@@ -115,7 +115,8 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 
 // call forwards a tools/call, prompts/get, resources/read,
 // completion/complete, resources/subscribe or resources/unsubscribe as raw
-// JSON (aggregate.RequestRaw). The call
+// JSON: the session's eligibility (aggregate.RawEligible), the request
+// read and routed once (aggregate.Route), then sent (aggregate.Send). The call
 // lives as long as the HTTP request, and notifications/cancelled for its id
 // ends it early, upstream too, and without an answer (cancel.go).
 //
@@ -125,8 +126,15 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, sid string, msg *rpcMessage, task bool) bool {
 	hasStream := f.e.sessions.hasStream(sid)
 	streams := canFlush(w)
-	if !task && !f.e.agg.RawEligible(ss, hasStream, streams) {
-		return false // the session's calls take the SDK's path: set nothing up for it
+	var fw aggregate.Forward
+	if !task {
+		if !f.e.agg.RawEligible(ss, hasStream, streams) {
+			return false // the session's calls take the SDK's path: set nothing up for it
+		}
+		var ok bool
+		if fw, ok = f.e.agg.Route(msg.Method, msg.Params, streams); !ok {
+			return false // the SDK's to answer (or refuse)
+		}
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
@@ -155,10 +163,10 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	case streams:
 		// Progress and log messages of the call go on this response,
 		// which becomes an SSE stream at the first one.
-		stream = &eventStream{w: w}
-		res, err = f.e.agg.RequestStream(ctx, ss, msg.Method, msg.Params, hasStream, stream.send, f.asker(sid, stream), &stream.needed)
+		stream = &eventStream{w: w, needed: f.e.agg.MayStream(ss, &fw, hasStream)}
+		res, err = f.e.agg.Send(ctx, ss, &fw, stream.send, f.asker(sid, stream))
 	default:
-		res, err = f.e.agg.RequestRaw(ctx, ss, msg.Method, msg.Params, hasStream)
+		res, err = f.e.agg.Send(ctx, ss, &fw, nil, nil)
 	}
 	if stream != nil && stream.close() {
 		if n := stream.droppedCount(); n > 0 {
