@@ -3,7 +3,6 @@ package aggregate
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,11 +18,16 @@ import (
 // TypeScript and Python SDKs' servers send them), with the capabilities as
 // the servers sent them.
 
-// relayedCapabilities are the server capabilities the gateway relays,
-// with what it makes of each: the others (experimental ones, kinds it
-// does not know) are not advertised, since their requests would not reach
-// a server.
-var relayedCapabilities = []string{"tools", "prompts", "resources", "logging", "completions", "tasks"}
+// relayedCapability reports whether the gateway relays server capability
+// k: the others (experimental ones, kinds it does not know) are not
+// advertised, since their requests would not reach a server.
+func relayedCapability(k string) bool {
+	switch k {
+	case "tools", "prompts", "resources", "logging", "completions", "tasks":
+		return true
+	}
+	return false
+}
 
 // capabilitiesRaw returns the capabilities an agent is told: each one some
 // server offers, as the first server (by name) that offers it sent it, in
@@ -58,7 +62,7 @@ func (g *Gateway) capabilitiesRaw() json.RawMessage {
 		}
 		for _, k := range rawjson.MemberNames(c) {
 			v := m[k]
-			if _, seen := values[k]; seen || !slices.Contains(relayedCapabilities, k) || bytes.Equal(v, []byte("null")) {
+			if _, seen := values[k]; seen || !relayedCapability(k) || bytes.Equal(v, []byte("null")) {
 				continue
 			}
 			names = append(names, k)
