@@ -233,7 +233,7 @@ func (g *Gateway) routeCall(f *Forward, params json.RawMessage, stream bool) boo
 	if _, ok := r.up.(RawCaller); !ok {
 		return false
 	}
-	f.params, f.tool, f.name, f.ups = params, r, p.Name, []Upstream{r.up}
+	f.params, f.tool, f.name = params, r, p.Name
 	return true
 }
 
