@@ -54,7 +54,7 @@ type Forward struct {
 	params json.RawMessage
 	// ups are the servers the request goes to, tried in turn (several
 	// only for a resources/read of a URI that several servers serve);
-	// each takes raw requests.
+	// each takes raw requests. Empty for tools/call: tool.up.
 	ups []Upstream
 	// set rewrites params for the server (the routed prompt name, the
 	// server's URI, completion's ref); nil for tools/call, whose routed
