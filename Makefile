@@ -93,7 +93,7 @@ test: test-deps lint ## the whole suite, what CI runs: lint, conformance, fuzz, 
 # inputs instead of fuzzing (-fuzzminimizetime=0 turns it off).
 FUZZTIME ?= 5s
 FUZZ_TARGETS = internal/catalog:FuzzResolve internal/catalog:FuzzParseCatalog internal/catalog:FuzzSplitServers internal/catalog:FuzzNameRules \
-	internal/aggregate:FuzzSanitizeName internal/intercept:FuzzInterceptorInput \
+	internal/naming:FuzzSanitize internal/rawjson:FuzzRawJSON internal/intercept:FuzzInterceptorInput \
 	internal/endpoint:FuzzHTTPEndpoint:-fuzzminimizetime=0 internal/endpoint:FuzzLaneWire:-fuzzminimizetime=0
 fuzz: ## each fuzz target for FUZZTIME (5s)
 	@GO="$(GO)" FUZZTIME=$(FUZZTIME) bash test/fuzz.sh $(FUZZ_TARGETS)

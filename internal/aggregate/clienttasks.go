@@ -11,6 +11,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // Client-side tasks (protocol 2025-11-25): a client that declares
@@ -138,7 +140,7 @@ func (g *Gateway) askTask(ctx context.Context, c *call, server, method string, p
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("mcp-gateway: the agent's client does not support task-augmented %s", method)}
 	}
-	done := g.clientTasks.expect(c.ss)
+	done := g.clientTasks.Expect(c.ss)
 	defer done()
 	res, err := g.askCall(ctx, c, method, params)
 	if err != nil {
@@ -157,7 +159,7 @@ func (g *Gateway) askTask(ctx context.Context, c *call, server, method string, p
 	if json.Unmarshal(created.Task, &t) != nil || t.TaskID == "" {
 		return res, nil
 	}
-	id, early := g.clientTasks.add(server, t.TaskID, c.ss, ttlOf(t.TTL))
+	id, early := g.clientTasks.Add(server, t.TaskID, c.ss, ttlOf(t.TTL))
 	// Statuses the agent sent before its answer go first, as they would
 	// on a direct connection.
 	for _, p := range early {
@@ -166,11 +168,11 @@ func (g *Gateway) askTask(ctx context.Context, c *call, server, method string, p
 	if id == t.TaskID {
 		return res, nil
 	}
-	task, err := setString(created.Task, "taskId", id)
+	task, err := rawjson.SetString(created.Task, "taskId", id)
 	if err != nil {
 		return nil, agentError(method, err)
 	}
-	if res, err = setMember(res, "task", task); err != nil {
+	if res, err = rawjson.SetMember(res, "task", task); err != nil {
 		return nil, agentError(method, err)
 	}
 	return res, nil
@@ -195,12 +197,12 @@ func (g *Gateway) AgentTaskStatus(ss *mcp.ServerSession, params json.RawMessage)
 	if taskID == "" {
 		return
 	}
-	t, ok := g.clientTasks.byAgentID(ss, taskID)
+	t, ok := g.clientTasks.ByAgentID(ss, taskID)
 	if !ok {
-		g.clientTasks.hold(ss, taskID, params)
+		g.clientTasks.Hold(ss, taskID, params)
 		return
 	}
-	g.statusUp(t.server, t.agentID, t.id, params)
+	g.statusUp(t.Server, t.AgentID, t.ID, params)
 }
 
 // notifyWait bounds sending a notification to a server (it waits while
@@ -212,7 +214,7 @@ const notifyWait = 5 * time.Second
 func (g *Gateway) statusUp(server, agentID, id string, params json.RawMessage) {
 	if id != agentID {
 		var err error
-		if params, err = setString(params, "taskId", id); err != nil {
+		if params, err = rawjson.SetString(params, "taskId", id); err != nil {
 			return
 		}
 	}
@@ -243,28 +245,28 @@ func (g *Gateway) clientTaskRequest(ctx context.Context, server, method string, 
 	if taskID == "" {
 		return nil, invalidParams("%s: missing taskId", method)
 	}
-	t, ok := g.clientTasks.byServerID(server, taskID)
+	t, ok := g.clientTasks.ByServerID(server, taskID)
 	if !ok {
 		return nil, invalidParams("mcp-gateway: unknown task %q", taskID)
 	}
-	if method == "tasks/cancel" && !g.agentTasks(t.session).cancel {
+	if method == "tasks/cancel" && !g.agentTasks(t.Session).cancel {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcp-gateway: the agent's client does not support tasks/cancel"}
 	}
 	out := params
-	if t.agentID != t.id {
+	if t.AgentID != t.ID {
 		var err error
-		if out, err = setString(params, "taskId", t.agentID); err != nil {
+		if out, err = rawjson.SetString(params, "taskId", t.AgentID); err != nil {
 			return nil, invalidParams("%s: %v", method, err)
 		}
 	}
-	res, err := g.askSession(ctx, server, t.session, method, out)
-	if err != nil || t.agentID == t.id {
+	res, err := g.askSession(ctx, server, t.Session, method, out)
+	if err != nil || t.AgentID == t.ID {
 		return res, err
 	}
 	if method == "tasks/result" {
-		return g.relatedTask(res, server, t.id), nil
+		return g.relatedTask(res, server, t.ID), nil
 	}
-	if b, err := setString(res, "taskId", t.id); err == nil {
+	if b, err := rawjson.SetString(res, "taskId", t.ID); err == nil {
 		return b, nil
 	}
 	return res, nil
@@ -296,7 +298,7 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 	var items []json.RawMessage
 	var errs []error
 	var only json.RawMessage
-	sessions := g.clientTasks.sessionsOf(server)
+	sessions := g.clientTasks.SessionsOf(server)
 	asked := 0
 	for _, ss := range sessions {
 		if !g.agentTasks(ss).list {
@@ -311,7 +313,7 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 				errs = append(errs, err)
 				break
 			}
-			tasks, next, err := itemsOf(res, "tasks")
+			tasks, next, err := rawjson.ItemsOf(res, "tasks")
 			if err != nil {
 				errs = append(errs, err)
 				break
@@ -326,12 +328,12 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 				if taskID == "" {
 					continue
 				}
-				t, ok := g.clientTasks.byAgentID(ss, taskID)
-				if !ok || t.server != server {
+				t, ok := g.clientTasks.ByAgentID(ss, taskID)
+				if !ok || t.Server != server {
 					continue // another server's, or not one a server made through the gateway
 				}
-				if t.id != t.agentID {
-					if b, err = setString(b, "taskId", t.id); err != nil {
+				if t.ID != t.AgentID {
+					if b, err = rawjson.SetString(b, "taskId", t.ID); err != nil {
 						continue
 					}
 				}
@@ -349,13 +351,13 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 	if len(items) == 0 && len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	list := encodeList("tasks", items, "")
+	list := rawjson.EncodeList("tasks", items, "")
 	if asked == 1 && only != nil {
 		var page struct {
 			Tasks json.RawMessage `json:"tasks"`
 		}
 		if json.Unmarshal(list, &page) == nil {
-			if out, err := setMember(only, "tasks", page.Tasks); err == nil {
+			if out, err := rawjson.SetMember(only, "tasks", page.Tasks); err == nil {
 				return out, nil
 			}
 		}

@@ -1,8 +1,3 @@
-// Package aggregate holds the merged MCP server: it collects what every
-// upstream offers (tools, prompts, resources, resource templates), gives each
-// item one exported name, routes requests to the server that owns the item,
-// and relays what servers send back (progress, logs, list changes, resource
-// updates, sampling, elicitation) to the agent session it belongs to.
 package aggregate
 
 import (
@@ -20,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
+	"github.com/mcp-gateway/mcp-gateway/internal/tasktable"
 )
 
 // Upstream is what the gateway needs of a server. *supervisor.Server
@@ -73,17 +69,21 @@ type Gateway struct {
 	version  string
 	audit    func(CallRecord)
 	icpt     *intercept.Engine
+	// decoded, if set, is called each time the raw path decodes a
+	// request's params (Gateway.decode): tests count them
+	// (export_test.go). Nil otherwise.
+	decoded func()
 
 	calls *inflight // forwarded calls, for routing what servers send back
-	tasks *taskTable
+	tasks *tasktable.ServerTasks
 	// clientTasks are the tasks agents run for servers (clienttasks.go),
 	// agents what their initialize said that the SDK's types drop.
-	clientTasks *clientTaskTable
+	clientTasks *tasktable.AgentTasks
 	agents      agentsInfo
 	progress    *progressMap
 	subs        *subscriptions
 	// subChange orders the subscription changes of one server's URI,
-	// from the check to the server's answer (see forwardSubscription).
+	// from the check to the server's answer (see changeSubscription).
 	subChange keyedLocks
 
 	mu   sync.RWMutex
@@ -146,7 +146,6 @@ func New(opts Options) *Gateway {
 		caps:         make(map[string]*mcp.ServerCapabilities),
 		instructions: make(map[string]string),
 		taskCaps:     make(map[string]json.RawMessage),
-		tasks:        newTaskTable(),
 		agents:       agentsInfo{tasks: make(map[string]agentTasks)},
 		raws:         make(map[string]rawConn),
 		tools: newNamed(func(t *mcp.Tool) string { return t.Name },
@@ -180,8 +179,8 @@ func New(opts Options) *Gateway {
 		// they would get (see rootsRaw): they are told, and ask again.
 		InitializedHandler: func(_ context.Context, req *mcp.InitializedRequest) { g.AgentReachable(req.Session) },
 	})
-	g.clientTasks = newClientTaskTable(g.liveSessions)
-	g.tasks.live = g.liveSessions
+	g.clientTasks = tasktable.NewAgentTasks(g.liveSessions)
+	g.tasks = tasktable.NewServerTasks(g.liveSessions)
 	g.announce(true, true, true)
 	// Requests are answered by middleware rather than Server.AddTool and
 	// friends: AddTool panics on input schemas real servers publish (no

@@ -11,13 +11,14 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // The interceptors (Options.Interceptors) run at three points: a server's
 // tools listing, before it is named (visibleTools: a hidden tool never
 // takes a name, is never offered, and a call to it fails as a call to an
 // unknown tool), and around tools/call on both paths (callToolHooked from
-// callTool, callToolRawHooked from CallToolRaw). A call no interceptor
+// callTool, callToolRawHooked from Send). A call no interceptor
 // applies to takes neither: one nil check, or one scope match per
 // interceptor.
 
@@ -48,7 +49,7 @@ func (g *Gateway) runHooks(ctx context.Context, c *intercept.Call, next intercep
 	return res, strings.Join(trace, ","), err
 }
 
-// callToolRawHooked is the path of a raw call (CallToolRaw, or callTool
+// callToolRawHooked is the path of a raw call (Send, or callTool
 // with the agent's params) that interceptors apply to. params are the
 // call's params as forwarded (the agent's, with the routed name and the
 // gateway's progress token); args are the agent's arguments. Of what the
@@ -65,7 +66,7 @@ func (g *Gateway) callToolRawHooked(ctx context.Context, ss *mcp.ServerSession, 
 				out = json.RawMessage("{}")
 			}
 			var err error
-			if sent, err = setMember(params, "arguments", out); err != nil {
+			if sent, err = rawjson.SetMember(params, "arguments", out); err != nil {
 				return nil, err
 			}
 		}

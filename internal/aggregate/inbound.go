@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // Requests the SDK server handles (prompts/get, resources/read,
@@ -136,11 +138,11 @@ func setRef(params json.RawMessage, key, value string) (json.RawMessage, error) 
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, err
 	}
-	ref, err := setString(p.Ref, key, value)
+	ref, err := rawjson.SetString(p.Ref, key, value)
 	if err != nil {
 		return nil, fmt.Errorf("ref: %w", err)
 	}
-	return setMember(params, "ref", ref)
+	return rawjson.SetMember(params, "ref", ref)
 }
 
 // forwardAgentParams sends a request whose params the agent sent (raw) to

@@ -3,9 +3,10 @@ package aggregate
 import (
 	"bytes"
 	"encoding/json"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // The gateway answers initialize as itself (its serverInfo), with the
@@ -17,11 +18,16 @@ import (
 // TypeScript and Python SDKs' servers send them), with the capabilities as
 // the servers sent them.
 
-// relayedCapabilities are the server capabilities the gateway relays,
-// with what it makes of each: the others (experimental ones, kinds it
-// does not know) are not advertised, since their requests would not reach
-// a server.
-var relayedCapabilities = []string{"tools", "prompts", "resources", "logging", "completions", "tasks"}
+// relayedCapability reports whether the gateway relays server capability
+// k: the others (experimental ones, kinds it does not know) are not
+// advertised, since their requests would not reach a server.
+func relayedCapability(k string) bool {
+	switch k {
+	case "tools", "prompts", "resources", "logging", "completions", "tasks":
+		return true
+	}
+	return false
+}
 
 // capabilitiesRaw returns the capabilities an agent is told: each one some
 // server offers, as the first server (by name) that offers it sent it, in
@@ -54,9 +60,9 @@ func (g *Gateway) capabilitiesRaw() json.RawMessage {
 		if json.Unmarshal(c, &m) != nil {
 			continue
 		}
-		for _, k := range memberNames(c) {
+		for _, k := range rawjson.MemberNames(c) {
 			v := m[k]
-			if _, seen := values[k]; seen || !slices.Contains(relayedCapabilities, k) || bytes.Equal(v, []byte("null")) {
+			if _, seen := values[k]; seen || !relayedCapability(k) || bytes.Equal(v, []byte("null")) {
 				continue
 			}
 			names = append(names, k)
@@ -80,7 +86,7 @@ func (g *Gateway) capabilitiesRaw() json.RawMessage {
 				v = setTrue(v, "subscribe")
 			}
 		}
-		if o, err := setMember(out, k, v); err == nil {
+		if o, err := rawjson.SetMember(out, k, v); err == nil {
 			out = o
 		}
 	}
@@ -115,7 +121,7 @@ func setTrue(obj json.RawMessage, key string) json.RawMessage {
 	} else if bytes.Equal(bytes.TrimSpace(m[key]), []byte("true")) {
 		return obj
 	}
-	if out, err := setMember(obj, key, json.RawMessage("true")); err == nil {
+	if out, err := rawjson.SetMember(obj, key, json.RawMessage("true")); err == nil {
 		return out
 	}
 	return obj
@@ -162,7 +168,7 @@ func (g *Gateway) discoverResult(r *mcp.DiscoverResult) mcp.Result {
 	if err != nil {
 		return r
 	}
-	if b, err = setMember(b, "capabilities", g.capabilitiesRaw()); err != nil {
+	if b, err = rawjson.SetMember(b, "capabilities", g.capabilitiesRaw()); err != nil {
 		return r
 	}
 	return &rawResult{raw: b}

@@ -12,13 +12,16 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/naming"
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // named merges one kind of named item (tools, prompts) across servers. Items
-// keep the contract's naming rule through a sticky namer; the merged list is
+// keep the contract's naming rule through a sticky naming.Namer; the merged list is
 // kept ready to serve, in server order. Callers hold the Gateway's lock.
 type named[T any] struct {
-	names     *namer
+	names     *naming.Namer
 	perServer map[string][]T
 	// raw holds, per server and original name, each item as the server
 	// listed it, for servers listed with raw requests; enc is list's
@@ -40,7 +43,7 @@ type route struct {
 
 func newNamed[T any](nameOf func(T) string, rename func(T, string) T) *named[T] {
 	return &named[T]{
-		names:     newNamer(),
+		names:     naming.New(),
 		perServer: make(map[string][]T),
 		raw:       make(map[string]map[string]json.RawMessage),
 		routes:    make(map[string]route),
@@ -56,27 +59,27 @@ func (m *named[T]) rebuild(servers []string, ups map[string]Upstream) bool {
 	for _, s := range servers {
 		total += len(m.perServer[s])
 	}
-	present := make([]key, 0, total)
+	present := make([]naming.Key, 0, total)
 	for _, s := range servers {
 		for _, it := range m.perServer[s] {
-			present = append(present, key{s, m.nameOf(it)})
+			present = append(present, naming.Key{Server: s, Item: m.nameOf(it)})
 		}
 	}
-	names := m.names.assign(present)
+	names := m.names.Assign(present)
 	routes := make(map[string]route, len(present))
 	list := make([]T, 0, len(present))
 	enc := make([]json.RawMessage, 0, len(present))
 	for _, s := range servers {
 		for _, it := range m.perServer[s] {
 			orig := m.nameOf(it)
-			name := names[key{s, orig}]
+			name := names[naming.Key{Server: s, Item: orig}]
 			routes[name] = route{up: ups[s], name: orig}
 			raw := m.raw[s][orig]
 			if name != orig {
 				it = m.rename(it, name)
 				if raw != nil {
 					var err error
-					if raw, err = setString(raw, "name", name); err != nil {
+					if raw, err = rawjson.SetString(raw, "name", name); err != nil {
 						raw = nil // served from T, which has the new name
 					}
 				}
@@ -137,7 +140,7 @@ func encodePage[T any](list []T, enc []json.RawMessage, member, cursor string, s
 			return nil, err
 		}
 	}
-	return encodeList(member, items, next), nil
+	return rawjson.EncodeList(member, items, next), nil
 }
 
 // page returns one page of list starting at cursor, and the next cursor.

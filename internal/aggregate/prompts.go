@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // listPrompts lists every prompt of an upstream, all pages: with raw
@@ -49,7 +51,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
 	defer done()
 	// Set even when unchanged: see callToolAgentParams.
-	rename := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "name", r.name) }
+	rename := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "name", r.name) }
 	res, sent, err := g.forwardAgentParams(ctx, r.up, call, "prompts/get", rawParams(req), rename)
 	if !sent {
 		meta := g.progress.forward(p.Meta, call)

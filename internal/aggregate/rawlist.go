@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // listRaw lists every item of an upstream's paginated list with raw
@@ -20,7 +22,7 @@ func listRaw[T any](ctx context.Context, raw RoundTrip, method, member string, k
 		if err != nil {
 			return nil, nil, err
 		}
-		page, next, err := itemsOf(res, member)
+		page, next, err := rawjson.ItemsOf(res, member)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", method, err)
 		}

@@ -5,310 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"strconv"
-	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
-
-// A call is one request forwarded to a server on behalf of an agent session.
-// What the server sends while handling it (progress, logs, sampling and
-// elicitation requests) goes back to that session, on that request's stream
-// (ctx is the downstream handler's context, which the SDK uses to pick it).
-type call struct {
-	ss     *mcp.ServerSession
-	ctx    context.Context
-	server string
-	seq    uint64
-	// notify, when set, sends the call's progress and log messages on
-	// the call's own response, which the endpoint writes (CallToolStream);
-	// otherwise they go through the SDK session on ctx's stream.
-	notify Notify
-	// ask, when set, sends the server's requests during the call on the
-	// call's own response, and returns the agent's answer; otherwise they
-	// go through the SDK session on ctx's stream.
-	ask Ask
-}
-
-// Notify sends a notification to the agent with raw params.
-type Notify = func(method string, params json.RawMessage) error
-
-// Ask sends a request to the agent with raw params and returns its raw
-// result; an error answer comes back as a *jsonrpc.Error. It ends when ctx
-// does.
-type Ask = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-
-// inflight tracks forwarded calls per server.
-type inflight struct {
-	mu       sync.Mutex
-	seq      uint64
-	byServer map[string]map[*call]struct{}
-}
-
-func newInflight() *inflight {
-	return &inflight{byServer: make(map[string]map[*call]struct{})}
-}
-
-// begin records a call; done removes it.
-func (f *inflight) begin(ctx context.Context, ss *mcp.ServerSession, server string) (*call, func()) {
-	return f.beginNotify(ctx, ss, server, nil, nil)
-}
-
-// beginNotify is begin for a call whose messages go through notify, and
-// requests through ask.
-func (f *inflight) beginNotify(ctx context.Context, ss *mcp.ServerSession, server string, notify Notify, ask Ask) (*call, func()) {
-	f.mu.Lock()
-	f.seq++
-	c := &call{ss: ss, ctx: ctx, server: server, seq: f.seq, notify: notify, ask: ask}
-	m := f.byServer[server]
-	if m == nil {
-		m = make(map[*call]struct{})
-		f.byServer[server] = m
-	}
-	m[c] = struct{}{}
-	f.mu.Unlock()
-	return c, func() {
-		f.mu.Lock()
-		delete(f.byServer[server], c)
-		f.mu.Unlock()
-	}
-}
-
-// latest returns the most recent call in flight to server, and whether the
-// routing is exact.
-//
-// On protocol 2025-11-25 and older, a request or log message a stdio server
-// sends carries no reference to the call that caused it. The rule: when every
-// call in flight to that server comes from one agent session, that session is
-// the caller (exact). When several sessions have calls in flight to it, the
-// session whose call started last is chosen (a best guess, logged as such).
-// With no call in flight, there is no caller.
-func (f *inflight) latest(server string) (c *call, exact bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var sessions int
-	seen := make(map[*mcp.ServerSession]bool)
-	for k := range f.byServer[server] {
-		if !seen[k.ss] {
-			seen[k.ss] = true
-			sessions++
-		}
-		if c == nil || k.seq > c.seq {
-			c = k
-		}
-	}
-	return c, sessions == 1
-}
-
-// of returns the latest call of session ss to server in flight, or nil.
-func (f *inflight) of(server string, ss *mcp.ServerSession) *call {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	var c *call
-	for k := range f.byServer[server] {
-		if k.ss == ss && (c == nil || k.seq > c.seq) {
-			c = k
-		}
-	}
-	return c
-}
-
-// progressMap maps the progress tokens the gateway sends upstream back to
-// the caller's own token. Each forwarded request gets a token of its own:
-// two agent sessions may both use token 1, and their progress must not mix.
-type progressMap struct {
-	mu sync.Mutex
-	n  uint64
-	m  map[string]progressRoute
-}
-
-type progressRoute struct {
-	call  *call
-	token any             // the caller's token
-	raw   json.RawMessage // and as the caller wrote it, for a raw call
-}
-
-func newProgressMap() *progressMap { return &progressMap{m: make(map[string]progressRoute)} }
-
-const progressKey = "progressToken"
-
-// forward returns the meta to send upstream: meta with the caller's progress
-// token replaced by a fresh one, or meta itself when the caller asked for no
-// progress.
-func (p *progressMap) forward(meta mcp.Meta, c *call) mcp.Meta {
-	tok, ok := meta[progressKey]
-	if !ok || tok == nil {
-		return meta
-	}
-	p.mu.Lock()
-	p.n++
-	mine := "mcp-gateway-" + strconv.FormatUint(p.n, 10)
-	p.m[mine] = progressRoute{call: c, token: tok}
-	p.mu.Unlock()
-	out := maps.Clone(meta)
-	out[progressKey] = mine
-	return out
-}
-
-// forwardRaw registers a call's progress token, as the caller wrote it, and
-// returns the token to send upstream instead.
-func (p *progressMap) forwardRaw(token json.RawMessage, c *call) string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.n++
-	mine := "mcp-gateway-" + strconv.FormatUint(p.n, 10)
-	p.m[mine] = progressRoute{call: c, raw: token}
-	return mine
-}
-
-// releaseToken forgets a token minted by forwardRaw.
-func (p *progressMap) releaseToken(mine string) {
-	p.mu.Lock()
-	delete(p.m, mine)
-	p.mu.Unlock()
-}
-
-// release forgets the token minted by forward, once the call is over.
-func (p *progressMap) release(meta mcp.Meta) {
-	if mine, ok := meta[progressKey].(string); ok {
-		p.mu.Lock()
-		delete(p.m, mine)
-		p.mu.Unlock()
-	}
-}
-
-func (p *progressMap) lookup(token any) (progressRoute, bool) {
-	s, ok := token.(string)
-	if !ok {
-		return progressRoute{}, false
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	r, ok := p.m[s]
-	return r, ok
-}
-
-// subscriptions counts the agents' resource subscriptions per server, so a
-// restarted server is resubscribed and an update maps back to the URI the
-// agents subscribed to.
-type subscriptions struct {
-	mu sync.Mutex
-	m  map[string]map[string]*sub // server -> original URI
-	// sessions are the agent sessions subscribed to each exported URI.
-	sessions map[string]map[*mcp.ServerSession]struct{}
-}
-
-type sub struct {
-	exported string
-	n        int
-}
-
-func newSubscriptions() *subscriptions {
-	return &subscriptions{m: make(map[string]map[string]*sub), sessions: make(map[string]map[*mcp.ServerSession]struct{})}
-}
-
-// setSession records that session ss subscribed to the exported uri, or
-// unsubscribed, and reports whether it was subscribed before.
-func (s *subscriptions) setSession(uri string, ss *mcp.ServerSession, on bool) (was bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.sessions[uri]
-	_, was = m[ss]
-	if on {
-		if m == nil {
-			m = make(map[*mcp.ServerSession]struct{})
-			s.sessions[uri] = m
-		}
-		m[ss] = struct{}{}
-		return was
-	}
-	delete(m, ss)
-	if len(m) == 0 {
-		delete(s.sessions, uri)
-	}
-	return was
-}
-
-// heldElsewhere reports whether a live session other than ss is
-// subscribed to the exported uri; sessions that ended are forgotten.
-func (s *subscriptions) heldElsewhere(uri string, ss *mcp.ServerSession, live map[*mcp.ServerSession]bool) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	held := false
-	for o := range s.sessions[uri] {
-		switch {
-		case !live[o]:
-			delete(s.sessions[uri], o)
-		case o != ss:
-			held = true
-		}
-	}
-	return held
-}
-
-// subscribers returns the live sessions subscribed to the exported uri;
-// sessions that ended are forgotten.
-func (s *subscriptions) subscribers(uri string, live map[*mcp.ServerSession]bool) []*mcp.ServerSession {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var out []*mcp.ServerSession
-	for o := range s.sessions[uri] {
-		if !live[o] {
-			delete(s.sessions[uri], o)
-			continue
-		}
-		out = append(out, o)
-	}
-	if len(s.sessions[uri]) == 0 {
-		delete(s.sessions, uri)
-	}
-	return out
-}
-
-func (s *subscriptions) set(server, orig, exported string, on bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.m[server]
-	if m == nil {
-		m = make(map[string]*sub)
-		s.m[server] = m
-	}
-	e := m[orig]
-	if on {
-		if e == nil {
-			e = &sub{exported: exported}
-			m[orig] = e
-		}
-		e.n++
-		return
-	}
-	if e != nil {
-		if e.n--; e.n <= 0 {
-			delete(m, orig)
-		}
-	}
-}
-
-func (s *subscriptions) of(server string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var uris []string
-	for u := range s.m[server] {
-		uris = append(uris, u)
-	}
-	return uris
-}
-
-func (s *subscriptions) exported(server, orig string) string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if e := s.m[server][orig]; e != nil {
-		return e.exported
-	}
-	return orig
-}
 
 // NewClient returns the MCP client the gateway uses to talk to server. Its
 // handlers carry the server's name, so that whatever the server sends is
@@ -431,7 +133,7 @@ func (g *Gateway) Intercept(server string, req *jsonrpc.Request) bool {
 // every agent session subscribed to the URI (under the URI the agents
 // subscribed to, which may be a rewritten one), with the params as the
 // server sent them otherwise. The gateway keeps who subscribed
-// (forwardSubscription): subscriptions made on the fast path never reach
+// (changeSubscription): subscriptions made on the fast path never reach
 // the SDK's own table.
 func (g *Gateway) relayResourceUpdated(server string, params json.RawMessage) {
 	var p struct {
@@ -442,7 +144,7 @@ func (g *Gateway) relayResourceUpdated(server string, params json.RawMessage) {
 	}
 	uri := g.subs.exported(server, p.URI)
 	if uri != p.URI {
-		b, err := setString(params, "uri", uri)
+		b, err := rawjson.SetString(params, "uri", uri)
 		if err != nil {
 			return
 		}
@@ -476,7 +178,7 @@ func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams, raw json.RawM
 	if raw == nil {
 		raw, _ = json.Marshal(p)
 	}
-	out, err := setMember(raw, progressKey, tok)
+	out, err := rawjson.SetMember(raw, progressKey, tok)
 	if err != nil {
 		return
 	}
@@ -543,7 +245,7 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 		var b json.RawMessage
 		var err error
 		if raw != nil {
-			b, err = setStringBefore(raw, "logger", out.Logger, "data")
+			b, err = rawjson.SetStringBefore(raw, "logger", out.Logger, "data")
 		} else {
 			b, err = logParams(&out)
 		}
@@ -556,7 +258,7 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 	// each session's level as the SDK's Log would.
 	var tagged json.RawMessage
 	if raw != nil {
-		tagged, _ = setStringBefore(raw, "logger", out.Logger, "data")
+		tagged, _ = rawjson.SetStringBefore(raw, "logger", out.Logger, "data")
 	} else {
 		tagged, _ = logParams(&out)
 	}

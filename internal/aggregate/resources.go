@@ -10,6 +10,9 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/naming"
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // RewritePrefix is how a resource URI that another server already publishes
@@ -23,7 +26,7 @@ const RewritePrefix = "mcp-gateway://"
 // rewrite returns the exported form of uri for a server that lost it to an
 // earlier server.
 func rewrite(server, uri string) string {
-	return RewritePrefix + SanitizeName(server) + "/" + uri
+	return RewritePrefix + naming.Sanitize(server) + "/" + uri
 }
 
 // resourceSet merges resources and resource templates across servers. URIs
@@ -77,7 +80,7 @@ func (rs *resourceSet) rebuild(servers []string, ups map[string]Upstream) bool {
 	tplTaken := make(map[string]bool)
 	for _, s := range servers {
 		up := ups[s]
-		prefixes[RewritePrefix+SanitizeName(s)+"/"] = up
+		prefixes[RewritePrefix+naming.Sanitize(s)+"/"] = up
 		if len(rs.perServer[s]) > 0 || len(rs.tplPerServer[s]) > 0 {
 			with = append(with, up)
 		}
@@ -131,7 +134,7 @@ func renamed(raw json.RawMessage, key, value string) json.RawMessage {
 	if raw == nil {
 		return nil
 	}
-	out, err := setString(raw, key, value)
+	out, err := rawjson.SetString(raw, key, value)
 	if err != nil {
 		return nil
 	}
@@ -240,7 +243,7 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	}
 	raw := rawParams(req)
 	// Set even when unchanged: see callToolAgentParams.
-	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
+	reroute := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", orig) }
 	var firstErr error
 	for _, up := range ups {
 		call, done := g.calls.begin(ctx, req.Session, up.Name())
@@ -275,51 +278,64 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 
 // subscribe forwards resources/subscribe to the owning server, on the
 // SDK's path (stdio mode, batches; the HTTP endpoint's fast path takes the
-// rest through RequestRaw). The SDK answers the agent with an empty result.
+// rest through Send). The SDK answers the agent with an empty result.
 func (g *Gateway) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	_, err := g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), true, false, nil, nil)
-	return err
+	return g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), true)
 }
 
 func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
-	_, err := g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), false, false, nil, nil)
-	return err
+	return g.forwardSubscription(ctx, req.Session, req.Params.URI, rawParams(req), false)
 }
 
 // emptyResult is the gateway's own answer to an unsubscribe it does not
-// forward (see forwardSubscription), as the SDK encodes an empty result.
-var emptyResult = json.RawMessage(`{}`)
+// forward (see changeSubscription), as the SDK encodes an empty result.
+func emptyResult() json.RawMessage { return json.RawMessage(`{}`) }
 
-// forwardSubscription forwards a subscription change of session ss to the
-// server that owns uri: with raw, the params as the agent sent them (the
-// URI mapped back), else typed. It returns the server's result bytes (or
-// the gateway's empty result), and records ss as subscribed to uri, or no
+// forwardSubscription forwards a subscription change of session ss on the
+// SDK's path to the server that owns uri: with raw, the params as the agent
+// sent them (the URI mapped back), else typed.
+func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession, uri string, raw json.RawMessage, on bool) error {
+	if err := g.waitExtras(ctx); err != nil {
+		return err
+	}
+	g.mu.RLock()
+	ups, orig := g.res.lookup(uri)
+	g.mu.RUnlock()
+	if len(ups) == 0 {
+		return invalidParams("unknown resource %q", uri)
+	}
+	up := ups[0]
+	reroute := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", orig) }
+	_, err := g.changeSubscription(ctx, ss, uri, up, orig, on, nil, nil, func(c *call, method string) (json.RawMessage, bool, error) {
+		if res, sent, err := g.forwardAgentParams(ctx, up, c, method, raw, reroute); sent {
+			if err != nil {
+				return nil, true, err
+			}
+			return res.(*rawResult).raw, true, nil
+		}
+		return emptyResult(), true, up.Do(ctx, func(cs *mcp.ClientSession) error {
+			if on {
+				return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: orig})
+			}
+			return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: orig})
+		})
+	})
+	return err
+}
+
+// changeSubscription changes the subscription of session ss to uri (orig
+// at up) through send, and returns the server's result bytes (or the
+// gateway's empty result). It records ss as subscribed to uri, or no
 // longer, so that the server's notifications/resources/updated for it
 // reach exactly the sessions subscribed (relayResourceUpdated).
 //
 // The server sees one client, the gateway, for every session: an
 // unsubscribe while another live session still holds uri is answered by
 // the gateway and not forwarded, or it would end the other session's
-// updates. With rawOnly (the fast path), ErrNeedsSession is returned,
-// having sent nothing, for what is left to the SDK path: no server with
-// resources (its error) or an upstream or params that take no raw request.
-func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession, uri string, raw json.RawMessage, on, rawOnly bool, notify Notify, ask Ask) (json.RawMessage, error) {
-	if err := g.waitExtras(ctx); err != nil {
-		return nil, err
-	}
-	g.mu.RLock()
-	ups, orig := g.res.lookup(uri)
-	g.mu.RUnlock()
-	if len(ups) == 0 {
-		if rawOnly {
-			return nil, ErrNeedsSession
-		}
-		return nil, invalidParams("unknown resource %q", uri)
-	}
-	up := ups[0]
-	if _, ok := up.(RawCaller); rawOnly && (!ok || raw == nil) {
-		return nil, ErrNeedsSession
-	}
+// updates. send returns sent false, having sent nothing, for params it
+// cannot rewrite: ErrNeedsSession, with nothing recorded.
+func (g *Gateway) changeSubscription(ctx context.Context, ss *mcp.ServerSession, uri string, up Upstream, orig string, on bool,
+	notify Notify, ask Ask, send func(c *call, method string) (json.RawMessage, bool, error)) (json.RawMessage, error) {
 	// One change at a time, from the check to the server's answer: else
 	// one session's unsubscribe (nobody else holding uri) and another's
 	// subscribe can reach the server in the wrong order.
@@ -328,7 +344,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 		if g.subs.setSession(uri, ss, false) {
 			g.subs.set(up.Name(), orig, uri, false)
 		}
-		return emptyResult, nil
+		return emptyResult(), nil
 	}
 	method := "resources/unsubscribe"
 	if on {
@@ -342,24 +358,13 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 			g.subs.setSession(uri, ss, false)
 		}
 	}
-	reroute := func(b json.RawMessage) (json.RawMessage, error) { return setString(b, "uri", orig) }
-	call, done := g.calls.beginNotify(ctx, ss, up.Name(), notify, ask)
-	res, sent, err := g.forwardAgentParams(ctx, up, call, method, raw, reroute)
-	if !sent && rawOnly {
-		done()
-		undo()
-		return nil, ErrNeedsSession // params it cannot rewrite
-	}
-	if !sent {
-		res = &rawResult{raw: emptyResult}
-		err = up.Do(ctx, func(cs *mcp.ClientSession) error {
-			if on {
-				return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: orig})
-			}
-			return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: orig})
-		})
-	}
+	c, done := g.calls.beginNotify(ctx, ss, up.Name(), notify, ask)
+	res, sent, err := send(c, method)
 	done()
+	if !sent {
+		undo()
+		return nil, ErrNeedsSession
+	}
 	if err != nil {
 		undo()
 		return nil, serverError(up.Name(), err)
@@ -373,10 +378,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	if changed {
 		g.subs.set(up.Name(), orig, uri, on)
 	}
-	if r, ok := res.(*rawResult); ok {
-		return r.raw, nil
-	}
-	return emptyResult, nil
+	return res, nil
 }
 
 // complete routes completion/complete by its reference: a prompt by its
@@ -460,7 +462,7 @@ func contentsAs(res mcp.Result, orig, exported string) mcp.Result {
 				URI string `json:"uri"`
 			}
 			if json.Unmarshal(c, &u) == nil && u.URI == orig {
-				if nc, err := setString(c, "uri", exported); err == nil {
+				if nc, err := rawjson.SetString(c, "uri", exported); err == nil {
 					page.Contents[i] = nc
 				}
 			}
@@ -469,7 +471,7 @@ func contentsAs(res mcp.Result, orig, exported string) mcp.Result {
 		if err != nil {
 			return res
 		}
-		if out, err := setMember(r.raw, "contents", contents); err == nil {
+		if out, err := rawjson.SetMember(r.raw, "contents", contents); err == nil {
 			r.raw = out
 		}
 	}

@@ -2,7 +2,6 @@ package aggregate
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"time"
 
@@ -15,12 +14,34 @@ import (
 // most verbose any session asked for; the SDK then filters log messages per
 // session.
 
-var levelOrder = []mcp.LoggingLevel{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+// levelRank is a log level's place from the most verbose (0: debug) to the
+// least (7: emergency); -1 for a level MCP does not define.
+func levelRank(l mcp.LoggingLevel) int {
+	switch l {
+	case "debug":
+		return 0
+	case "info":
+		return 1
+	case "notice":
+		return 2
+	case "warning":
+		return 3
+	case "error":
+		return 4
+	case "critical":
+		return 5
+	case "alert":
+		return 6
+	case "emergency":
+		return 7
+	}
+	return -1
+}
 
 // sentinelRoot is added to upstream clients only to make the SDK send
 // notifications/roots/list_changed; roots/list itself is answered by
 // rootsRaw, so no server ever sees it.
-var sentinelRoot = &mcp.Root{URI: "mcp-gateway-internal://roots-changed"}
+const sentinelRoot = "mcp-gateway-internal://roots-changed"
 
 // AgentReachable tells the servers that their roots may have changed when
 // session ss has roots: an agent that can now be asked outside any call
@@ -57,7 +78,7 @@ func (g *Gateway) rootsChanged() {
 	}
 	g.mu.RUnlock()
 	for _, c := range clients {
-		c.AddRoots(sentinelRoot)
+		c.AddRoots(&mcp.Root{URI: sentinelRoot})
 	}
 }
 
@@ -136,16 +157,13 @@ func (g *Gateway) forgetLevelWhenDone(ss *mcp.ServerSession) {
 
 // logLevelLocked is the most verbose level any live session asked for.
 func (g *Gateway) logLevelLocked() mcp.LoggingLevel {
-	best := -1
+	var best mcp.LoggingLevel
 	for _, l := range g.levels {
-		if i := slices.Index(levelOrder, l); i >= 0 && (best < 0 || i < best) {
-			best = i
+		if i := levelRank(l); i >= 0 && (best == "" || i < levelRank(best)) {
+			best = l
 		}
 	}
-	if best < 0 {
-		return ""
-	}
-	return levelOrder[best]
+	return best
 }
 
 // restore renews on a (re)started server what agents set up before: their
@@ -185,5 +203,5 @@ func (g *Gateway) logsAt(ss *mcp.ServerSession, level mcp.LoggingLevel) bool {
 	if !ok {
 		return false
 	}
-	return slices.Index(levelOrder, level) >= slices.Index(levelOrder, set)
+	return levelRank(level) >= levelRank(set)
 }

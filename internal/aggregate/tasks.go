@@ -6,11 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // Tasks (protocol 2025-11-25): a tools/call with "task" in its params makes
@@ -21,147 +21,6 @@ import (
 // The gateway gives each task an id of its own: two servers may use the same
 // ids, and an agent must reach only its own tasks (servers see one client,
 // the gateway, for every agent session).
-
-// taskRoute is where an exported task id leads.
-type taskRoute struct {
-	taskLife // session: the agent session that created it
-	up       Upstream
-	orig     string // the server's task id
-	id       string // the exported id
-}
-
-// taskTable maps exported task ids to their servers, and back. It is
-// bounded as clientTaskTable is (see maxTasksPerSession).
-type taskTable struct {
-	mu        sync.Mutex
-	now       func() time.Time
-	live      func() map[*mcp.ServerSession]bool // the sessions alive; nil: all
-	seq       uint64
-	byID      map[string]*taskRoute
-	byOrig    map[taskKey]*taskRoute
-	bySession sessionTasks[*taskRoute]
-	nextSweep time.Time
-	// waiting counts, per server, the task-augmented calls in flight;
-	// held are the statuses the server sent meanwhile for tasks it has
-	// not answered with yet (at most maxHeldStatuses).
-	waiting map[string]int
-	held    map[string][]heldStatus
-}
-
-type taskKey struct{ server, orig string }
-
-func newTaskTable() *taskTable {
-	return &taskTable{now: time.Now, byID: make(map[string]*taskRoute), byOrig: make(map[taskKey]*taskRoute),
-		bySession: make(sessionTasks[*taskRoute]), waiting: make(map[string]int), held: make(map[string][]heldStatus)}
-}
-
-// export returns the exported id of a server's task made by session ss,
-// minting one for a task the table has not seen, and the statuses held
-// for it (see hold).
-func (t *taskTable) export(up Upstream, orig string, ss *mcp.ServerSession, ttl time.Duration) (string, []json.RawMessage) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	now := t.now()
-	t.sweepLocked(now)
-	k := taskKey{up.Name(), orig}
-	var early []json.RawMessage
-	if held := t.held[k.server]; len(held) > 0 {
-		t.held[k.server], early = takeHeld(held, orig)
-	}
-	if r, ok := t.byOrig[k]; ok && !r.expired(now) && r.session == ss {
-		return r.id, early
-	}
-	if old := t.byOrig[k]; old != nil {
-		t.deleteLocked(old) // expired, or the server reused an id
-	}
-	if oldest, full := t.bySession.oldestIfFull(ss); full {
-		t.deleteLocked(oldest)
-	}
-	t.seq++
-	r := &taskRoute{taskLife: taskLife{session: ss, seq: t.seq}, up: up, orig: orig, id: "task-" + randomHex(12)}
-	if ttl > 0 {
-		r.expires = now.Add(ttl)
-	}
-	t.byID[r.id] = r
-	t.byOrig[k] = r
-	t.bySession.add(r)
-	return r.id, early
-}
-
-func (t *taskTable) deleteLocked(r *taskRoute) {
-	delete(t.byID, r.id)
-	if k := (taskKey{r.up.Name(), r.orig}); t.byOrig[k] == r {
-		delete(t.byOrig, k)
-	}
-	t.bySession.remove(r)
-}
-
-// sweepLocked drops expired tasks and those of sessions that are gone, at
-// most every taskSweepEvery.
-func (t *taskTable) sweepLocked(now time.Time) {
-	if now.Before(t.nextSweep) {
-		return
-	}
-	t.nextSweep = now.Add(taskSweepEvery)
-	for _, r := range t.bySession.stale(now, t.live) {
-		t.deleteLocked(r)
-	}
-}
-
-func (t *taskTable) lookup(id string) (taskRoute, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	r, ok := t.byID[id]
-	if !ok || r.expired(t.now()) {
-		return taskRoute{}, false
-	}
-	return *r, true
-}
-
-func (t *taskTable) exported(server, orig string) (taskRoute, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	r, ok := t.byOrig[taskKey{server, orig}]
-	if !ok || r.expired(t.now()) {
-		return taskRoute{}, false
-	}
-	return *r, true
-}
-
-func (t *taskTable) size() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.byID)
-}
-
-// expect records a task-augmented call in flight to server; the returned
-// func ends it.
-func (t *taskTable) expect(server string) func() {
-	t.mu.Lock()
-	t.waiting[server]++
-	t.mu.Unlock()
-	return func() {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		if t.waiting[server]--; t.waiting[server] <= 0 {
-			delete(t.waiting, server)
-			delete(t.held, server)
-		}
-	}
-}
-
-// hold keeps a status of server for a task the table does not know, while
-// a task-augmented call to server is in flight (the status of the task it
-// is making can come before its answer). It reports whether it kept it.
-func (t *taskTable) hold(server, orig string, params json.RawMessage) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.waiting[server] == 0 || len(t.held[server]) >= maxHeldStatuses {
-		return false
-	}
-	t.held[server] = append(t.held[server], heldStatus{orig, params})
-	return true
-}
 
 // IsTaskRequest reports whether a request is one Task answers: a tasks/*
 // method, or a tools/call whose params ask for a task.
@@ -201,26 +60,29 @@ func (g *Gateway) Task(ctx context.Context, ss *mcp.ServerSession, method string
 	if taskID == "" {
 		return nil, invalidParams("%s: missing taskId", method)
 	}
-	r, ok := g.tasks.lookup(taskID)
-	if !ok || r.session != ss {
+	t, ok := g.tasks.Lookup(taskID)
+	if !ok || t.Session != ss {
 		return nil, invalidParams("unknown task %q", taskID)
 	}
-	out, err := setString(params, "taskId", r.orig)
+	out, err := rawjson.SetString(params, "taskId", t.Orig)
 	if err != nil {
 		return nil, invalidParams("%s: %v", method, err)
 	}
-	server := r.up.Name()
+	server := t.Server
+	g.mu.RLock()
+	up := g.upstreams[server]
+	g.mu.RUnlock()
 	// tasks/result may run long, and the server may ask the agent things
 	// meanwhile (elicitation, sampling): they go to this session.
 	_, done := g.calls.begin(ctx, ss, server)
-	res, err := callRaw(ctx, r.up, method, out)
+	res, err := callRaw(ctx, up, method, out)
 	done()
 	if err != nil {
 		return nil, upstreamError(server, err)
 	}
 	switch method {
 	case "tasks/get", "tasks/cancel": // a Task
-		return setString(res, "taskId", taskID)
+		return rawjson.SetString(res, "taskId", taskID)
 	case "tasks/result": // the request's result, which names its task in _meta
 		return g.relatedTask(res, server, taskID), nil
 	}
@@ -250,7 +112,7 @@ func (g *Gateway) relatedTask(res json.RawMessage, server, exported string) json
 	if json.Unmarshal(res, &r) != nil || r.Meta[relatedTaskKey] == nil {
 		return res
 	}
-	rel, err := setString(r.Meta[relatedTaskKey], "taskId", exported)
+	rel, err := rawjson.SetString(r.Meta[relatedTaskKey], "taskId", exported)
 	if err != nil {
 		return res
 	}
@@ -260,10 +122,10 @@ func (g *Gateway) relatedTask(res json.RawMessage, server, exported string) json
 	}{&meta}); err != nil {
 		return res
 	}
-	if meta, err = setMember(meta, relatedTaskKey, rel); err != nil {
+	if meta, err = rawjson.SetMember(meta, relatedTaskKey, rel); err != nil {
 		return res
 	}
-	if out, err := setMember(res, "_meta", meta); err == nil {
+	if out, err := rawjson.SetMember(res, "_meta", meta); err == nil {
 		return out
 	}
 	return res
@@ -286,13 +148,13 @@ func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, params js
 	}
 	if r.name != p.Name {
 		var err error
-		if params, err = setString(params, "name", r.name); err != nil {
+		if params, err = rawjson.SetString(params, "name", r.name); err != nil {
 			return nil, invalidParams("tools/call: %v", err)
 		}
 	}
 	server := r.up.Name()
 	_, done := g.calls.begin(ctx, ss, server)
-	expected := g.tasks.expect(server)
+	expected := g.tasks.Expect(server)
 	res, err := callRaw(ctx, r.up, "tools/call", params)
 	done()
 	defer expected()
@@ -312,15 +174,15 @@ func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, params js
 	if json.Unmarshal(created.Task, &task) != nil || task.TaskID == "" {
 		return res, nil
 	}
-	id, early := g.tasks.export(r.up, task.TaskID, ss, ttlOf(task.TTL))
+	id, early := g.tasks.Export(server, task.TaskID, ss, ttlOf(task.TTL))
 	for _, p := range early {
 		g.statusDown(ss, id, p)
 	}
-	t, err := setString(created.Task, "taskId", id)
+	t, err := rawjson.SetString(created.Task, "taskId", id)
 	if err != nil {
 		return nil, upstreamError(server, err)
 	}
-	return setMember(res, "task", t)
+	return rawjson.SetMember(res, "task", t)
 }
 
 // listTasks merges tasks/list of every server that offers tasks, keeping
@@ -351,11 +213,11 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 			if taskID == "" {
 				continue
 			}
-			r, ok := g.tasks.exported(up.Name(), taskID)
-			if !ok || r.session != ss {
+			r, ok := g.tasks.Exported(up.Name(), taskID)
+			if !ok || r.Session != ss {
 				continue // another session's, or not made through this gateway
 			}
-			if b, err = setString(b, "taskId", r.id); err == nil {
+			if b, err = rawjson.SetString(b, "taskId", r.ID); err == nil {
 				items = append(items, b)
 			}
 		}
@@ -363,7 +225,7 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 	if len(items) == 0 && len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
-	list := encodeList("tasks", items, "")
+	list := rawjson.EncodeList("tasks", items, "")
 	if only != nil && !bytes.Contains(only, []byte(`"nextCursor"`)) {
 		// One server, one page: its result as it sent it (its _meta), with
 		// the session's tasks.
@@ -371,7 +233,7 @@ func (g *Gateway) listTasks(ctx context.Context, ss *mcp.ServerSession) (json.Ra
 			Tasks json.RawMessage `json:"tasks"`
 		}
 		if json.Unmarshal(list, &page) == nil {
-			if out, err := setMember(only, "tasks", page.Tasks); err == nil {
+			if out, err := rawjson.SetMember(only, "tasks", page.Tasks); err == nil {
 				return out, nil
 			}
 		}
@@ -392,7 +254,7 @@ func allTasks(ctx context.Context, up Upstream) (all []json.RawMessage, first js
 		if first == nil {
 			first = res
 		}
-		page, next, err := itemsOf(res, "tasks")
+		page, next, err := rawjson.ItemsOf(res, "tasks")
 		if err != nil {
 			return nil, nil, err
 		}
@@ -464,18 +326,18 @@ func (g *Gateway) relayTaskStatus(server string, params json.RawMessage) {
 	if taskID == "" {
 		return
 	}
-	r, ok := g.tasks.exported(server, taskID)
+	r, ok := g.tasks.Exported(server, taskID)
 	if !ok {
-		g.tasks.hold(server, taskID, params)
+		g.tasks.Hold(server, taskID, params)
 		return
 	}
-	g.statusDown(r.session, r.id, params)
+	g.statusDown(r.Session, r.ID, params)
 }
 
 // statusDown sends a server's task status to agent session ss, with the
 // task's exported id.
 func (g *Gateway) statusDown(ss *mcp.ServerSession, id string, params json.RawMessage) {
-	p, err := setString(params, "taskId", id)
+	p, err := rawjson.SetString(params, "taskId", id)
 	if err != nil {
 		return
 	}

@@ -25,7 +25,8 @@ import (
 // one would be alone, listResult) and of the methods
 // the gateway forwards raw (aggregate.ForwardsRaw, task requests), when the
 // session's calls need no stream (aggregate.RawEligible without one, no
-// progress token) and the request routes (aggregate.RoutesRaw);
+// progress token) and the request routes (aggregate.Route: read and
+// routed once, before anything runs, and sent as routed);
 // notifications/cancelled of a fast-path call in flight;
 // notifications/tasks/status; the agent's responses to the gateway's
 // requests on fast-path streams. A batch of only notifications and
@@ -34,6 +35,7 @@ import (
 // batchCall is one request of a batch the fast path answers.
 type batchCall struct {
 	msg  *rpcMessage
+	fw   aggregate.Forward // a forwarded request, as routed
 	task bool
 	list bool            // a list or ping, answered with page (listResult)
 	page json.RawMessage // read before anything runs
@@ -116,8 +118,12 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 					eligible = 1
 				}
 			}
-			if eligible == 0 || !f.e.agg.RoutesRaw(el.Method, el.Params) {
-				return false // its answer may need a stream, or the SDK's error
+			if eligible == 0 {
+				return false // its answer may need a stream
+			}
+			var ok bool
+			if c.fw, ok = f.e.agg.Route(el.Method, el.Params, false); !ok {
+				return false // the SDK's error, or a progress token (no stream here)
 			}
 		}
 		calls = append(calls, c)
@@ -153,7 +159,7 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 			if c.task {
 				c.res, c.err = f.e.agg.Task(c.ctx, ss, c.msg.Method, c.msg.Params)
 			} else {
-				c.res, c.err = f.e.agg.RequestRaw(c.ctx, ss, c.msg.Method, c.msg.Params, hasStream)
+				c.res, c.err = f.e.agg.Send(c.ctx, ss, &c.fw, nil, nil)
 			}
 		}
 		if i == len(calls)-1 {
@@ -180,11 +186,11 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 		case errors.Is(context.Cause(c.ctx), errCancelledByAgent):
 			continue // no answer to a cancelled request
 		case errors.Is(c.err, aggregate.ErrNeedsSession):
-			// RoutesRaw said yes, but the routes changed before the
-			// request went (or its params could not be rewritten):
-			// nothing was sent, and the batch is answered already.
+			// Route said yes, but its params could not be rewritten
+			// for the server: nothing was sent, and the batch is
+			// answered already.
 			member, raw = "error", aggregate.ErrorJSON(&jsonrpc.Error{Code: jsonrpc.CodeInternalError,
-				Message: "the gateway could not forward this request of a batch (its routes changed meanwhile); nothing was sent: send it again"})
+				Message: "the gateway could not forward this request of a batch (its params could not be rewritten for the server); nothing was sent"})
 		case c.err != nil:
 			member, raw = "error", aggregate.ErrorJSON(callError(c.ctx, r, c.err))
 		default:

@@ -459,14 +459,14 @@ func TestBatchProtocolVersions(t *testing.T) {
 	}
 }
 
-// TestRoutesRawAgreesWithTheFastPath: what aggregate.RoutesRaw says of a
-// request, before anything is sent, is what RequestRaw does with it: a
+// TestRouteAgreesWithTheFastPath: what aggregate.Route says of a request
+// without a stream, before anything is sent, is what the fast path does: a
 // request that routes is answered alone by the fast path (plain JSON),
 // one that does not by the SDK (but for a progress token, which the single
 // fast path streams and a batch cannot). A batch relies on it to be
 // answered by one path whole: one that routes is the fast path's and its
 // request is sent, never answered "nothing was sent".
-func TestRoutesRawAgreesWithTheFastPath(t *testing.T) {
+func TestRouteAgreesWithTheFastPath(t *testing.T) {
 	url, token, g := batchGateway(t)
 	s := newRawSession(t, url, token)
 	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
@@ -505,12 +505,12 @@ func TestRoutesRawAgreesWithTheFastPath(t *testing.T) {
 		{"resources/subscribe", `{"uri":""}`, false},
 		{"resources/unsubscribe", `{"URI":"` + fixture.VerbatimResource + `"}`, false},
 	} {
-		if got := g.agg.RoutesRaw(c.method, json.RawMessage(c.params)); got != c.routes {
-			t.Errorf("RoutesRaw(%s %s) = %v, want %v", c.method, c.params, got, c.routes)
+		if _, got := g.agg.Route(c.method, json.RawMessage(c.params), false); got != c.routes {
+			t.Errorf("Route(%s %s) = %v, want %v", c.method, c.params, got, c.routes)
 		}
 		req := `{"jsonrpc":"2.0","id":1,"method":"` + c.method + `","params":` + c.params + `}`
 		// Alone, a request with a progress token takes the fast path
-		// with the call's stream; in a batch there is none (RoutesRaw).
+		// with the call's stream; in a batch there is none (Route without a stream).
 		streams := strings.Contains(c.params, `oken":1`) || strings.Contains(c.params, `oken":"t"`)
 		status, h, _ := postBatch(t, s, nil, s.protocol(), req)
 		if fast := status == http.StatusOK && h.Get("Content-Type") == "application/json"; fast != (c.routes || streams) {

@@ -25,8 +25,12 @@
 //   - the fast path (fastpath.go): tools/list and the forwarded requests
 //     (tools/call, prompts/get, ...) on a live session from a client that
 //     accepts JSON are answered outside the SDK, with the upstream's result
-//     bytes as they came; so are batches made only of such messages
-//     (batch.go);
+//     bytes as they came (each request read and routed once:
+//     aggregate.Route, then aggregate.Send); so are batches made only of
+//     such messages (batch.go). Its lists are fastlist.go's; a call's
+//     messages for the agent make its answer an SSE stream
+//     (eventstream.go), and the server's requests during a call go on that
+//     stream, their answers caught on the way back (asks.go);
 //   - everything else: the Go MCP SDK's StreamableHTTPHandler.
 //
 // The lane (lane.go) serves the keep-alive connections of fast-path clients

@@ -1,4 +1,4 @@
-package aggregate
+package naming
 
 import (
 	"crypto/sha256"
@@ -6,15 +6,15 @@ import (
 	"strings"
 )
 
-// MaxNameLen is the longest tool name clients accept: they validate names
+// MaxLen is the longest tool name clients accept: they validate names
 // against ^[a-zA-Z0-9_-]{1,64}$ and reject the whole list otherwise.
-const MaxNameLen = 64
+const MaxLen = 64
 
-// SanitizeName maps any string to a valid exported tool name. Characters
-// outside [a-zA-Z0-9_-] become '_'; a name longer than MaxNameLen is cut and
+// Sanitize maps any string to a valid exported tool name. Characters
+// outside [a-zA-Z0-9_-] become '_'; a name longer than MaxLen is cut and
 // ends in a short hash of the whole input, so that two long names sharing a
 // prefix stay distinct and the result is the same on every run.
-func SanitizeName(s string) string {
+func Sanitize(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
@@ -30,8 +30,8 @@ func SanitizeName(s string) string {
 	if out == "" {
 		out = "_"
 	}
-	if len(out) > MaxNameLen {
-		return out[:min(len(out), MaxNameLen-9)] + "_" + shortHash(s)
+	if len(out) > MaxLen {
+		return out[:min(len(out), MaxLen-9)] + "_" + shortHash(s)
 	}
 	return out
 }
@@ -41,30 +41,31 @@ func shortHash(s string) string {
 	return hex.EncodeToString(sum[:4])
 }
 
-// key identifies a tool by where it comes from.
-type key struct{ server, tool string }
+// Key identifies an item (a tool, a prompt) by where it comes from.
+type Key struct{ Server, Item string }
 
-// namer assigns exported names to upstream tools. The rule is the contract's:
-// the first server by name keeps a tool's plain name and later servers get
-// "<server>_<tool>". Assignments are sticky for the gateway's lifetime, so a
-// name an agent has seen keeps meaning the same tool across restarts and
-// list changes; the names of other gateways changed under the agent when a
-// second server appeared (see the notes), ours do not.
-type namer struct {
-	assigned map[key]string
+// Namer assigns exported names to upstream tools (and prompts). The rule is
+// the contract's: the first server by name keeps a tool's plain name and
+// later servers get "<server>_<tool>". Assignments are sticky for the
+// gateway's lifetime, so a name an agent has seen keeps meaning the same
+// tool across restarts and list changes; the names of other gateways
+// changed under the agent when a second server appeared, ours do not.
+type Namer struct {
+	assigned map[Key]string
 }
 
-func newNamer() *namer { return &namer{assigned: make(map[key]string)} }
+// New returns a Namer that has assigned nothing yet.
+func New() *Namer { return &Namer{assigned: make(map[Key]string)} }
 
-// assign returns exported names for the present tools, visited in order
+// Assign returns exported names for the present tools, visited in order
 // (servers sorted by name, each server's tools in published order).
-func (n *namer) assign(present []key) map[key]string {
-	out := make(map[key]string, len(present))
+func (n *Namer) Assign(present []Key) map[Key]string {
+	out := make(map[Key]string, len(present))
 	taken := make(map[string]bool, len(present))
 	if len(n.assigned) == 0 {
 		// The first naming (at start) holds every tool: sized once
 		// instead of growing through every power of two.
-		n.assigned = make(map[key]string, len(present))
+		n.assigned = make(map[Key]string, len(present))
 	}
 	// Existing assignments first, so that a newcomer never takes a name that
 	// is already in use.
@@ -78,18 +79,18 @@ func (n *namer) assign(present []key) map[key]string {
 		if _, ok := out[k]; ok {
 			continue
 		}
-		name := SanitizeName(k.tool)
+		name := Sanitize(k.Item)
 		if taken[name] {
-			name = SanitizeName(k.server + "_" + k.tool)
+			name = Sanitize(k.Server + "_" + k.Item)
 		}
 		if taken[name] {
 			// Two different originals sanitized to the same name: make the
 			// later one unique, deterministically.
 			base := name
-			if len(base) > MaxNameLen-9 {
-				base = base[:MaxNameLen-9]
+			if len(base) > MaxLen-9 {
+				base = base[:MaxLen-9]
 			}
-			name = base + "_" + shortHash(k.server+"\x00"+k.tool)
+			name = base + "_" + shortHash(k.Server+"\x00"+k.Item)
 		}
 		out[k] = name
 		taken[name] = true

@@ -1,4 +1,4 @@
-package aggregate
+package naming
 
 import (
 	"regexp"
@@ -8,7 +8,7 @@ import (
 
 var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
-func TestSanitizeName(t *testing.T) {
+func TestSanitize(t *testing.T) {
 	cases := map[string]string{
 		"echo":          "echo",
 		"get-time_2":    "get-time_2",
@@ -18,42 +18,42 @@ func TestSanitizeName(t *testing.T) {
 		"ünïcode tool":  "__n__code_tool",
 	}
 	for in, want := range cases {
-		if got := SanitizeName(in); got != want {
-			t.Errorf("SanitizeName(%q) = %q, want %q", in, got, want)
+		if got := Sanitize(in); got != want {
+			t.Errorf("Sanitize(%q) = %q, want %q", in, got, want)
 		}
 	}
 	long := strings.Repeat("a", 100)
-	a, b := SanitizeName(long), SanitizeName(long+"b")
+	a, b := Sanitize(long), Sanitize(long+"b")
 	if !validName.MatchString(a) || !validName.MatchString(b) {
 		t.Fatalf("long names not valid: %q %q", a, b)
 	}
 	if a == b {
 		t.Error("two long names sharing a 64-char prefix sanitize to the same name")
 	}
-	if SanitizeName(long) != a {
-		t.Error("SanitizeName is not deterministic")
+	if Sanitize(long) != a {
+		t.Error("Sanitize is not deterministic")
 	}
 }
 
-func FuzzSanitizeName(f *testing.F) {
+func FuzzSanitize(f *testing.F) {
 	for _, s := range []string{"echo", "github/acme/x", "", strings.Repeat("x", 70), "a b\x00c", "\xff\xfe"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		got := SanitizeName(s)
+		got := Sanitize(s)
 		if !validName.MatchString(got) {
-			t.Fatalf("SanitizeName(%q) = %q: not a valid tool name", s, got)
+			t.Fatalf("Sanitize(%q) = %q: not a valid tool name", s, got)
 		}
 		if validName.MatchString(s) && got != s {
-			t.Fatalf("SanitizeName changed the valid name %q to %q", s, got)
+			t.Fatalf("Sanitize changed the valid name %q to %q", s, got)
 		}
 	})
 }
 
 func TestNamerConflictsAndStability(t *testing.T) {
-	n := newNamer()
-	got := n.assign([]key{{"a", "echo"}, {"a", "only_a"}, {"b", "echo"}, {"b", "only_b"}, {"github/acme/x", "echo"}})
-	want := map[key]string{
+	n := New()
+	got := n.Assign([]Key{{"a", "echo"}, {"a", "only_a"}, {"b", "echo"}, {"b", "only_b"}, {"github/acme/x", "echo"}})
+	want := map[Key]string{
 		{"a", "echo"}:             "echo",
 		{"a", "only_a"}:           "only_a",
 		{"b", "echo"}:             "b_echo",
@@ -67,21 +67,21 @@ func TestNamerConflictsAndStability(t *testing.T) {
 	}
 	// a restarts without "echo": b keeps b_echo, nobody takes the plain name
 	// from under an agent that already saw it.
-	got = n.assign([]key{{"a", "only_a"}, {"b", "echo"}, {"b", "only_b"}})
-	if got[key{"b", "echo"}] != "b_echo" {
-		t.Errorf("after a lost echo, b's echo became %q; names must be stable", got[key{"b", "echo"}])
+	got = n.Assign([]Key{{"a", "only_a"}, {"b", "echo"}, {"b", "only_b"}})
+	if got[Key{"b", "echo"}] != "b_echo" {
+		t.Errorf("after a lost echo, b's echo became %q; names must be stable", got[Key{"b", "echo"}])
 	}
 	// a comes back with echo: it gets its old name back.
-	got = n.assign([]key{{"a", "echo"}, {"a", "only_a"}, {"b", "echo"}, {"b", "only_b"}})
-	if got[key{"a", "echo"}] != "echo" || got[key{"b", "echo"}] != "b_echo" {
+	got = n.Assign([]Key{{"a", "echo"}, {"a", "only_a"}, {"b", "echo"}, {"b", "only_b"}})
+	if got[Key{"a", "echo"}] != "echo" || got[Key{"b", "echo"}] != "b_echo" {
 		t.Errorf("after a regained echo: %v", got)
 	}
 }
 
 func TestNamerSanitizedCollision(t *testing.T) {
-	n := newNamer()
+	n := New()
 	// "x.y" and "x_y" sanitize alike within one server; "s_x.y" also collides.
-	got := n.assign([]key{{"s", "x_y"}, {"s", "x.y"}, {"t", "s_x_y"}})
+	got := n.Assign([]Key{{"s", "x_y"}, {"s", "x.y"}, {"t", "s_x_y"}})
 	seen := map[string]bool{}
 	for k, name := range got {
 		if !validName.MatchString(name) {
@@ -92,7 +92,7 @@ func TestNamerSanitizedCollision(t *testing.T) {
 		}
 		seen[name] = true
 	}
-	if got[key{"s", "x_y"}] != "x_y" {
+	if got[Key{"s", "x_y"}] != "x_y" {
 		t.Errorf("first tool lost its plain name: %v", got)
 	}
 }

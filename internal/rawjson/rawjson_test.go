@@ -1,4 +1,4 @@
-package aggregate
+package rawjson
 
 import "testing"
 
@@ -12,9 +12,9 @@ func TestSetStringBefore(t *testing.T) {
 		{`{"level":"info"}`, `{"level":"info","logger":"s"}`},
 		{`{}`, `{"logger":"s"}`},
 	} {
-		got, err := setStringBefore([]byte(c.in), "logger", "s", "data")
+		got, err := SetStringBefore([]byte(c.in), "logger", "s", "data")
 		if err != nil || string(got) != c.want {
-			t.Errorf("setStringBefore(%s) = %s, %v; want %s", c.in, got, err, c.want)
+			t.Errorf("SetStringBefore(%s) = %s, %v; want %s", c.in, got, err, c.want)
 		}
 	}
 }

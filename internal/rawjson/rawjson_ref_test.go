@@ -1,4 +1,4 @@
-package aggregate
+package rawjson
 
 import (
 	"bytes"
@@ -9,8 +9,8 @@ import (
 	"testing"
 )
 
-// The Decoder-based implementation of setMember, setString,
-// setStringBefore and memberNames as it was before memberScan, kept as
+// The Decoder-based implementation of SetMember, SetString,
+// SetStringBefore and MemberNames as it was before memberScan, kept as
 // the reference the fuzz target holds the scanner to: for every input,
 // the same bytes, or an error from both.
 
@@ -150,7 +150,7 @@ var rawJSONSeeds = []string{
 	`{"n":-0.5e+10,"m":0,"o":1E3,"p":[true,false,null]}`,
 	`{"level":"info","data":"x"}`, `{ "data" : 1 , "level":"info"}`, `{"level":"info","logger":"own","data":"x"}`,
 	`{"a":1} trailing`, `{"a":1}}`, `{"a":[[[[{"b":[]}]]]]}`,
-	// Invalid: both fail (or, for setStringBefore, agree on what came before).
+	// Invalid: both fail (or, for SetStringBefore, agree on what came before).
 	``, `[]`, `"s"`, `{`, `{"a"`, `{"a":`, `{"a":1`, `{"a":1,}`, `{,"a":1}`, `{"a" 1}`, `{"a":01}`,
 	`{"a":1.}`, `{"a":-}`, `{"a":1e}`, `{"a":tru}`, `{"a":truex}`, `{"a":"x"y}`, `{"a":[1,]}`, `{"a":{"b"}}`,
 	`{"a":"\x"}`, `{"a":"\u12"}`, "{\"a\":\"\x01\"}", "{\"a\xff\":1}", `{"data":1,"x":}`, `{"data":}`, `{1:2}`,
@@ -159,9 +159,9 @@ var rawJSONSeeds = []string{
 	`{"name":` + strings.Repeat("[", maxScanDepth+1) + strings.Repeat("]", maxScanDepth+1) + `}`,
 }
 
-// FuzzRawJSON: setMember, setString, setStringBefore and memberNames give
+// FuzzRawJSON: SetMember, SetString, SetStringBefore and MemberNames give
 // the bytes the Decoder-based reference gives, for every input, or both an
-// error; memberValue reads what json.Unmarshal into a map reads.
+// error; MemberValue reads what json.Unmarshal into a map reads.
 func FuzzRawJSON(f *testing.F) {
 	for _, s := range rawJSONSeeds {
 		for _, k := range []string{"name", "data", "a", "é", "<&>"} {
@@ -171,41 +171,41 @@ func FuzzRawJSON(f *testing.F) {
 	f.Add([]byte(`{"a":1}`), "k\u2028", `{"x":[1]}`, "a")
 	f.Add([]byte(`{"a":1}`), "k\x00\xff", `null`, "")
 	f.Fuzz(func(t *testing.T, obj []byte, key, value, before string) {
-		got, gotErr := setMember(obj, key, json.RawMessage(value))
+		got, gotErr := SetMember(obj, key, json.RawMessage(value))
 		want, wantErr := refSetMember(obj, key, json.RawMessage(value))
 		if (gotErr != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
-			t.Errorf("setMember(%q, %q, %q) = %q, %v; want %q, %v", obj, key, value, got, gotErr, want, wantErr)
+			t.Errorf("SetMember(%q, %q, %q) = %q, %v; want %q, %v", obj, key, value, got, gotErr, want, wantErr)
 		}
-		got, gotErr = setString(obj, key, value)
+		got, gotErr = SetString(obj, key, value)
 		want, wantErr = refSetString(obj, key, value)
 		if (gotErr != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
-			t.Errorf("setString(%q, %q, %q) = %q, %v; want %q, %v", obj, key, value, got, gotErr, want, wantErr)
+			t.Errorf("SetString(%q, %q, %q) = %q, %v; want %q, %v", obj, key, value, got, gotErr, want, wantErr)
 		}
-		got, gotErr = setStringBefore(obj, key, value, before)
+		got, gotErr = SetStringBefore(obj, key, value, before)
 		want, wantErr = refSetStringBefore(obj, key, value, before)
 		if (gotErr != nil) != (wantErr != nil) || !bytes.Equal(got, want) {
-			t.Errorf("setStringBefore(%q, %q, %q, %q) = %q, %v; want %q, %v", obj, key, value, before, got, gotErr, want, wantErr)
+			t.Errorf("SetStringBefore(%q, %q, %q, %q) = %q, %v; want %q, %v", obj, key, value, before, got, gotErr, want, wantErr)
 		}
 		// Whatever the reference does, an edit of valid JSON is valid JSON.
 		if json.Valid(obj) {
-			if got, err := setString(obj, key, value); err == nil && !json.Valid(got) {
-				t.Errorf("setString(%q, %q, %q) = %q: not valid JSON", obj, key, value, got)
+			if got, err := SetString(obj, key, value); err == nil && !json.Valid(got) {
+				t.Errorf("SetString(%q, %q, %q) = %q: not valid JSON", obj, key, value, got)
 			}
-			if got, err := setStringBefore(obj, key, value, before); err == nil && !json.Valid(got) {
-				t.Errorf("setStringBefore(%q, %q, %q, %q) = %q: not valid JSON", obj, key, value, before, got)
+			if got, err := SetStringBefore(obj, key, value, before); err == nil && !json.Valid(got) {
+				t.Errorf("SetStringBefore(%q, %q, %q, %q) = %q: not valid JSON", obj, key, value, before, got)
 			}
-			if got, err := setMember(obj, key, json.RawMessage(value)); err == nil && json.Valid([]byte(value)) && !json.Valid(got) {
-				t.Errorf("setMember(%q, %q, %q) = %q: not valid JSON", obj, key, value, got)
+			if got, err := SetMember(obj, key, json.RawMessage(value)); err == nil && json.Valid([]byte(value)) && !json.Valid(got) {
+				t.Errorf("SetMember(%q, %q, %q) = %q: not valid JSON", obj, key, value, got)
 			}
 		}
-		if got, want := memberNames(obj), refMemberNames(obj); !slices.Equal(got, want) {
-			t.Errorf("memberNames(%q) = %q, want %q", obj, got, want)
+		if got, want := MemberNames(obj), refMemberNames(obj); !slices.Equal(got, want) {
+			t.Errorf("MemberNames(%q) = %q, want %q", obj, got, want)
 		}
-		v, ok, err := memberValue(obj, key)
+		v, ok, err := MemberValue(obj, key)
 		var m map[string]json.RawMessage
 		mErr := json.Unmarshal(obj, &m)
 		if mv, mok := m[key]; (err != nil) != (mErr != nil) || ok != mok || !bytes.Equal(v, mv) {
-			t.Errorf("memberValue(%q, %q) = %q, %v, %v; want %q, %v, %v", obj, key, v, ok, err, mv, mok, mErr)
+			t.Errorf("MemberValue(%q, %q) = %q, %v, %v; want %q, %v, %v", obj, key, v, ok, err, mv, mok, mErr)
 		}
 	})
 }
@@ -248,15 +248,15 @@ func BenchmarkRename(b *testing.B) {
 	b.Run("scan", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			p, err := setString(benchParams, "name", "echo")
+			p, err := SetString(benchParams, "name", "echo")
 			if err != nil {
 				b.Fatal(err)
 			}
-			m, err := setString(meta, progressKey, "mcp-gateway-12345")
+			m, err := SetString(meta, "progressToken", "mcp-gateway-12345")
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := setMember(p, "_meta", m); err != nil {
+			if _, err := SetMember(p, "_meta", m); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -268,7 +268,7 @@ func BenchmarkRename(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			m, err := refSetString(meta, progressKey, "mcp-gateway-12345")
+			m, err := refSetString(meta, "progressToken", "mcp-gateway-12345")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -285,7 +285,7 @@ func BenchmarkSetStringBefore(b *testing.B) {
 	b.Run("scan", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := setStringBefore(msg, "logger", "server", "data"); err != nil {
+			if _, err := SetStringBefore(msg, "logger", "server", "data"); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,7 +1,6 @@
-package aggregate
+package tasktable
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -11,14 +10,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// namedUpstream is an Upstream of which the task tables use only the name.
-type namedUpstream string
-
-func (u namedUpstream) Name() string { return string(u) }
-func (u namedUpstream) Do(context.Context, func(*mcp.ClientSession) error) error {
-	return nil
-}
 
 // clock is a settable time for the tables' ttl and sweeps.
 type clock struct{ t time.Time }
@@ -42,78 +33,49 @@ func liveOf(ss ...*mcp.ServerSession) func() map[*mcp.ServerSession]bool {
 func TestTaskTableBounds(t *testing.T) {
 	c := newClock()
 	a, b := &mcp.ServerSession{}, &mcp.ServerSession{}
-	tt := newTaskTable()
+	tt := NewServerTasks(nil)
 	tt.now, tt.live = c.now, liveOf(a, b)
-	up := namedUpstream("s")
 
-	short, _ := tt.export(up, "short", a, time.Minute)
-	forever, _ := tt.export(up, "forever", a, 0)
+	short, _ := tt.Export("s", "short", a, time.Minute)
+	forever, _ := tt.Export("s", "forever", a, 0)
 	c.advance(time.Minute)
-	if _, ok := tt.lookup(short); ok {
+	if _, ok := tt.Lookup(short); ok {
 		t.Error("a task is still reachable after its ttl")
 	}
-	if _, ok := tt.exported("s", "short"); ok {
+	if _, ok := tt.Exported("s", "short"); ok {
 		t.Error("an expired task still maps back")
 	}
-	if _, ok := tt.lookup(forever); !ok {
+	if _, ok := tt.Lookup(forever); !ok {
 		t.Error("a task without ttl was forgotten")
 	}
 	c.advance(taskSweepEvery)
-	tt.export(up, "next", b, 0) // sweeps
-	if n := tt.size(); n != 2 {
+	tt.Export("s", "next", b, 0) // sweeps
+	if n := tt.Len(); n != 2 {
 		t.Errorf("after a sweep: %d tasks, want 2 (forever, next)", n)
 	}
 
 	// Session a ends: its tasks go at the next sweep.
 	tt.live = liveOf(b)
 	c.advance(taskSweepEvery)
-	tt.export(up, "after", b, 0)
-	if _, ok := tt.lookup(forever); ok || tt.size() != 2 {
-		t.Errorf("the task of an ended session stays: %d tasks", tt.size())
+	tt.Export("s", "after", b, 0)
+	if _, ok := tt.Lookup(forever); ok || tt.Len() != 2 {
+		t.Errorf("the task of an ended session stays: %d tasks", tt.Len())
 	}
 
 	// A cap per session, oldest first; the other session keeps its own.
 	var ids []string
 	for i := range maxTasksPerSession + 1 {
-		id, _ := tt.export(up, "cap-"+strconv.Itoa(i), b, 0)
+		id, _ := tt.Export("s", "cap-"+strconv.Itoa(i), b, 0)
 		ids = append(ids, id)
 	}
-	if _, ok := tt.lookup(ids[0]); ok {
+	if _, ok := tt.Lookup(ids[0]); ok {
 		t.Error("the oldest task of a session past the cap stays")
 	}
-	if _, ok := tt.lookup(ids[len(ids)-1]); !ok {
+	if _, ok := tt.Lookup(ids[len(ids)-1]); !ok {
 		t.Error("the newest task was dropped")
 	}
 	if n := len(tt.bySession[b]); n != maxTasksPerSession {
 		t.Errorf("session holds %d tasks, want the cap %d", n, maxTasksPerSession)
-	}
-}
-
-// TestTaskStatusOfUnknownTask: a server's status for a task the gateway
-// does not know is given to nobody and makes no entry; while a
-// task-augmented call to that server is in flight it is held, and goes to
-// the session the call's task belongs to once its answer comes.
-func TestTaskStatusOfUnknownTask(t *testing.T) {
-	g := New(Options{})
-	g.Add(namedUpstream("s"))
-	g.relayTaskStatus("s", json.RawMessage(`{"taskId":"7","status":"working"}`))
-	if n := g.tasks.size(); n != 0 {
-		t.Fatalf("a status of an unknown task made %d entries", n)
-	}
-	ss := &mcp.ServerSession{}
-	done := g.tasks.expect("s")
-	g.relayTaskStatus("s", json.RawMessage(`{"taskId":"7","status":"working"}`))
-	g.relayTaskStatus("s", json.RawMessage(`{"taskId":"8","status":"working"}`))
-	if n := g.tasks.size(); n != 0 {
-		t.Fatalf("a held status made %d entries", n)
-	}
-	id, early := g.tasks.export(namedUpstream("s"), "7", ss, 0)
-	done()
-	if len(early) != 1 || !strings.Contains(string(early[0]), `"taskId":"7"`) || !strings.HasPrefix(id, "task-") {
-		t.Errorf("held statuses for task 7: %s (id %s)", early, id)
-	}
-	if len(g.tasks.held) != 0 || len(g.tasks.waiting) != 0 {
-		t.Errorf("statuses still held after the call: %v", g.tasks.held)
 	}
 }
 
@@ -124,45 +86,45 @@ func TestTaskStatusOfUnknownTask(t *testing.T) {
 func TestClientTaskTable(t *testing.T) {
 	c := newClock()
 	a, b, other := &mcp.ServerSession{}, &mcp.ServerSession{}, &mcp.ServerSession{}
-	tt := newClientTaskTable(liveOf(a, b, other))
+	tt := NewAgentTasks(liveOf(a, b, other))
 	tt.now = c.now
 
-	if id, _ := tt.add("s", "1", a, time.Minute); id != "1" {
+	if id, _ := tt.Add("s", "1", a, time.Minute); id != "1" {
 		t.Errorf("first task 1 of server s: id %q, want the agent's", id)
 	}
-	if id, _ := tt.add("other", "1", other, time.Minute); id != "1" {
+	if id, _ := tt.Add("other", "1", other, time.Minute); id != "1" {
 		t.Errorf("task 1 of another server: id %q, want the agent's", id)
 	}
-	bid, _ := tt.add("s", "1", b, time.Minute)
+	bid, _ := tt.Add("s", "1", b, time.Minute)
 	if !strings.HasPrefix(bid, "mcp-gateway-task-") {
 		t.Errorf("a second task 1 of server s: id %q, want one of the gateway's", bid)
 	}
-	if e, ok := tt.byServerID("s", bid); !ok || e.session != b || e.agentID != "1" {
+	if e, ok := tt.ByServerID("s", bid); !ok || e.Session != b || e.AgentID != "1" {
 		t.Errorf("%s maps to %+v", bid, e)
 	}
-	if e, ok := tt.byServerID("s", "1"); !ok || e.session != a {
+	if e, ok := tt.ByServerID("s", "1"); !ok || e.Session != a {
 		t.Errorf("1 maps to %+v", e)
 	}
-	if got := tt.sessionsOf("s"); len(got) != 2 || got[0] != a || got[1] != b {
+	if got := tt.SessionsOf("s"); len(got) != 2 || got[0] != a || got[1] != b {
 		t.Errorf("sessionsOf(s) = %v, want a then b", got)
 	}
 
 	// Once a's task expired, its id is free again.
 	c.advance(time.Minute)
-	if _, ok := tt.byAgentID(a, "1"); ok {
+	if _, ok := tt.ByAgentID(a, "1"); ok {
 		t.Error("an expired task is still found")
 	}
-	if id, _ := tt.add("s", "1", a, 0); id != "1" {
+	if id, _ := tt.Add("s", "1", a, 0); id != "1" {
 		t.Errorf("task 1 after the first expired: id %q", id)
 	}
 
 	// Held statuses: only while a task request to the session is pending,
 	// and only for the task they name.
-	tt.hold(a, "9", json.RawMessage(`{"taskId":"9"}`))
-	done := tt.expect(a)
-	tt.hold(a, "9", json.RawMessage(`{"taskId":"9","status":"completed"}`))
-	tt.hold(a, "10", json.RawMessage(`{"taskId":"10"}`))
-	_, early := tt.add("s", "9", a, 0)
+	tt.Hold(a, "9", json.RawMessage(`{"taskId":"9"}`))
+	done := tt.Expect(a)
+	tt.Hold(a, "9", json.RawMessage(`{"taskId":"9","status":"completed"}`))
+	tt.Hold(a, "10", json.RawMessage(`{"taskId":"10"}`))
+	_, early := tt.Add("s", "9", a, 0)
 	done()
 	if len(early) != 1 || !strings.Contains(string(early[0]), "completed") {
 		t.Errorf("statuses held for task 9: %s", early)
@@ -173,16 +135,16 @@ func TestClientTaskTable(t *testing.T) {
 
 	// The cap per session.
 	for i := range maxTasksPerSession + 1 {
-		tt.add("s", "cap-"+strconv.Itoa(i), b, 0)
+		tt.Add("s", "cap-"+strconv.Itoa(i), b, 0)
 	}
-	if _, ok := tt.byAgentID(b, "cap-0"); ok || len(tt.bySession[b]) != maxTasksPerSession {
+	if _, ok := tt.ByAgentID(b, "cap-0"); ok || len(tt.bySession[b]) != maxTasksPerSession {
 		t.Errorf("past the cap: %d tasks of b, cap-0 kept %v", len(tt.bySession[b]), ok)
 	}
 	// Ended sessions go at the next sweep.
 	tt.live = liveOf(b)
 	c.advance(taskSweepEvery)
-	tt.add("s", "late", b, 0)
-	if _, ok := tt.byAgentID(a, "9"); ok {
+	tt.Add("s", "late", b, 0)
+	if _, ok := tt.ByAgentID(a, "9"); ok {
 		t.Error("a task of an ended session stays after a sweep")
 	}
 }
@@ -190,20 +152,19 @@ func TestClientTaskTable(t *testing.T) {
 // BenchmarkTaskTableAtCap: a server task made by a session at the cap,
 // with 16 other sessions at the cap too (the oldest of its own goes).
 func BenchmarkTaskTableAtCap(b *testing.B) {
-	tt := newTaskTable()
-	up := namedUpstream("s")
+	tt := NewServerTasks(nil)
 	var sessions []*mcp.ServerSession
 	for range 17 {
 		ss := &mcp.ServerSession{}
 		sessions = append(sessions, ss)
 		for i := range maxTasksPerSession {
-			tt.export(up, fmt.Sprintf("%p-%d", ss, i), ss, 0)
+			tt.Export("s", fmt.Sprintf("%p-%d", ss, i), ss, 0)
 		}
 	}
 	tt.live = liveOf(sessions...)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
-		tt.export(up, "n-"+strconv.Itoa(i), sessions[0], time.Minute)
+		tt.Export("s", "n-"+strconv.Itoa(i), sessions[0], time.Minute)
 	}
 }

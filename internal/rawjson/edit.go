@@ -1,0 +1,160 @@
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"unicode/utf8"
+)
+
+// SetMember returns obj, a JSON object, with the value of its top-level
+// member key replaced by value (appended when absent); every other byte is
+// kept as it was, so member order and the encoding of other values survive.
+// A key spelled twice has each value replaced, so that no reader can pick
+// the old one.
+//
+// It runs on every forwarded request that needs a rewrite, so it scans
+// obj's bytes itself (memberScan) rather than through encoding/json's
+// Decoder; what that scan does not take (a key written with escapes,
+// anything invalid) goes to slowSetMember, whose answer (and error) it is.
+func SetMember(obj json.RawMessage, key string, value json.RawMessage) (json.RawMessage, error) {
+	var out []byte
+	last, found := 0, false
+	s := memberScan{b: obj}
+	for s.next() {
+		if string(s.name) != key {
+			continue
+		}
+		if out == nil {
+			out = make([]byte, 0, len(obj)+len(value)+8)
+		}
+		found = true
+		// obj[afterKey:valEnd] is `:` and the value, with any spaces.
+		out = append(append(append(out, obj[last:s.afterKey]...), ':'), value...)
+		last = s.valEnd
+	}
+	if s.failed {
+		return slowSetMember(obj, key, value)
+	}
+	if found {
+		return append(out, obj[last:]...), nil
+	}
+	return insertMember(obj, s.end, key, value), nil
+}
+
+// insertMember returns obj, whose closing brace ends at end, with the
+// member key: value added before that brace.
+func insertMember(obj []byte, end int, key string, value []byte) []byte {
+	open, close := bytes.IndexByte(obj, '{'), bytes.LastIndexByte(obj[:end], '}')
+	body := bytes.TrimSpace(obj[open+1 : close]) // obj may begin with spaces
+	out := make([]byte, 0, len(obj)+len(key)+len(value)+8)
+	out = append(out, obj[:close]...)
+	if len(body) > 0 {
+		out = append(out, ',')
+	}
+	out = append(appendQuoted(out, key), ':')
+	out = append(out, value...)
+	return append(out, obj[close:]...)
+}
+
+// SetString is SetMember with a string value.
+func SetString(obj json.RawMessage, key, value string) (json.RawMessage, error) {
+	return SetMember(obj, key, appendQuoted(make([]byte, 0, len(value)+2), value))
+}
+
+// SetStringBefore is SetString, except that a key obj lacks goes right
+// before the member named before (appended when that is absent too).
+func SetStringBefore(obj json.RawMessage, key, value, before string) (json.RawMessage, error) {
+	at, first, hasKey := -1, false, false
+	s := memberScan{b: obj}
+	for i := 0; s.next(); i++ {
+		switch string(s.name) {
+		case key:
+			hasKey = true
+		case before:
+			if at < 0 {
+				at, first = s.at, i == 0
+			}
+		}
+	}
+	if s.failed {
+		return slowSetStringBefore(obj, key, value, before)
+	}
+	if hasKey || at < 0 {
+		return SetString(obj, key, value)
+	}
+	out := make([]byte, 0, len(obj)+len(key)+len(value)+8)
+	out = append(out, obj[:at]...)
+	if !first {
+		out = append(out, ',')
+	}
+	out = append(appendQuoted(out, key), ':')
+	out = appendQuoted(out, value)
+	if first {
+		out = append(out, ',')
+	}
+	return append(out, obj[at:]...), nil
+}
+
+// MemberNames returns the names of obj's top-level members, in order.
+func MemberNames(obj json.RawMessage) []string {
+	var names []string
+	s := memberScan{b: obj}
+	for s.next() {
+		names = append(names, string(s.name))
+	}
+	if s.failed {
+		return slowMemberNames(obj)
+	}
+	return names
+}
+
+// MemberValue returns the value of obj's top-level member key, as
+// json.Unmarshal into a map[string]json.RawMessage reads it (the last, for
+// a key spelled twice), and whether there is one; err when obj is not a
+// JSON object.
+func MemberValue(obj json.RawMessage, key string) (v json.RawMessage, ok bool, err error) {
+	s := memberScan{b: obj}
+	for s.next() {
+		if string(s.name) == key {
+			v, ok = obj[s.valStart:s.valEnd], true
+		}
+	}
+	if s.failed || skipSpace(obj, s.end) != len(obj) {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(obj, &m); err != nil {
+			return nil, false, err
+		}
+		v, ok = m[key]
+		return v, ok, nil
+	}
+	return v, ok, nil
+}
+
+// appendQuoted appends s as a JSON string, as json.Marshal writes it (it
+// escapes <, > and & too): by hand when no byte needs an escape, which is
+// every name and token the gateway sets, else through json.Marshal.
+func appendQuoted(dst []byte, s string) []byte {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c == 0x7f {
+				return appendMarshaled(dst, s)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || r == '\u2028' || r == '\u2029' {
+			return appendMarshaled(dst, s)
+		}
+		i += n
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
+}
+
+func appendMarshaled(dst []byte, s string) []byte {
+	b, _ := json.Marshal(s) // a string always encodes
+	return append(dst, b...)
+}
