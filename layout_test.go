@@ -44,7 +44,7 @@ func packageLayers() [][]string {
 		{"internal/gateway"},
 		// 3. The two faces an agent talks to: streamable HTTP, and one session over stdio.
 		{"internal/endpoint", "internal/stdioserve"},
-		// 4. The merged server: naming, routing, lists, relaying, interceptor hooks.
+		// 4. The merged server: lists, routing, relaying, interceptor hooks.
 		{"internal/aggregate"},
 		// 5. What aggregate uses: upstream servers, interceptors, task tables, and the plugin
 		// host's work.
@@ -302,38 +302,16 @@ func countLines(path string) (int, error) {
 	return n, s.Err()
 }
 
-// longForNow are files over maxFileLines that are being split right now, in files being
-// moved between packages. TEMPORARY: each entry goes when its split lands, and the test
-// says so once the file is short enough or gone.
-func longForNow() map[string]bool {
-	return map[string]bool{
-		"internal/aggregate/rawjson.go": true,
-		"internal/aggregate/relay.go":   true,
-		"internal/endpoint/fastpath.go": true,
-	}
-}
-
 func TestFileLength(t *testing.T) {
-	pending := longForNow()
 	for _, path := range sourceFiles(t) {
 		n, err := countLines(path)
 		if err != nil {
 			t.Fatalf("count lines of %s: %v", path, err)
 		}
-		if pending[path] {
-			delete(pending, path)
-			if n <= maxFileLines {
-				t.Errorf("%s has %d lines now: remove it from longForNow", path, n)
-			}
-			continue
-		}
 		if n > maxFileLines {
 			t.Errorf("%s has %d lines, over %d: split it by responsibility (move whole declarations "+
 				"into files named for what they hold)", path, n, maxFileLines)
 		}
-	}
-	for path := range pending {
-		t.Errorf("longForNow lists %s, which no longer exists: remove it from the list", path)
 	}
 }
 
@@ -346,13 +324,6 @@ func allowedVars() map[string]string {
 			"writes only a string variable",
 		"interceptor/plugin.go:Handshake": "part of the plugin SDK's API since its first " +
 			"release: plugins built against it pass it to go-plugin",
-
-		// Temporary: files of internal/aggregate and internal/endpoint/fastpath*.go that are
-		// being moved between packages; these go once the move has landed.
-		"internal/aggregate/resources.go:emptyResult":          "TEMPORARY, in a file being moved",
-		"internal/aggregate/session.go:levelOrder":             "TEMPORARY, in a file being moved",
-		"internal/aggregate/session.go:sentinelRoot":           "TEMPORARY, in a file being moved",
-		"internal/aggregate/initialize.go:relayedCapabilities": "TEMPORARY, in a file being moved",
 	}
 }
 
