@@ -64,10 +64,20 @@ Usage:
   mcp-gateway catalog [--json] [word]     list the servers known by name (or those matching word)
   mcp-gateway pull <name>...              pre-install catalog servers (template build time)
   mcp-gateway builtin sandbox             run the built-in sandbox MCP server on stdio
-  mcp-gateway version
+  mcp-gateway version                     print the version and build
+  mcp-gateway help                        this text
 
 Run 'mcp-gateway <command> -h' for a command's flags (a launch takes serve's, and --log-file).
 `
+
+// isHelp reports whether arg asks for a command's usage.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -88,6 +98,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "builtin":
 		return runBuiltin(ctx, rest, stdout)
 	case "version", "--version":
+		if len(rest) > 0 {
+			if isHelp(rest[0]) {
+				fmt.Fprintln(stdout, "Usage: mcp-gateway version   (the version, VCS revision and Go toolchain of this binary; no flags)")
+				return nil
+			}
+			return &usageError{fmt.Sprintf("version takes no arguments, got %q", rest[0])}
+		}
 		fmt.Fprintln(stdout, readBuildInfo(debug.ReadBuildInfo))
 		return nil
 	case "help", "-h", "--help":

@@ -33,7 +33,7 @@ func lockPIDFile(path string) (*os.File, error) {
 			if pid == "" {
 				pid = "unknown"
 			}
-			return nil, fmt.Errorf("mcp-gateway is %w (pid %s, pid file %s); stop it first with 'kill %s'", errRunning, pid, path, pid)
+			return nil, fmt.Errorf("a gateway is %w (pid %s, pid file %s); stop it first with 'kill %s'", errRunning, pid, path, pid)
 		}
 		return nil, fmt.Errorf("lock pid file %s: %w", path, err)
 	}
