@@ -44,6 +44,11 @@ type Config struct {
 	// ":50005" or "127.0.0.1:0". Empty: no HTTP endpoint; the merged
 	// server is served with ServeStdio instead.
 	Listen string
+	// Listener, if set, is served instead of binding Listen (which then
+	// only names the address in the summary): a caller that must not
+	// write its files for a port it cannot have binds first. Start closes
+	// it when the start fails.
+	Listener net.Listener
 	// Token is the bearer token /mcp requires. Empty refuses every
 	// request (auth.Bearer fails closed).
 	Token string
@@ -235,16 +240,21 @@ func (g *Gateway) Start(ctx context.Context) error {
 	began := time.Now()
 	select {
 	case <-g.stopped:
+		if g.cfg.Listener != nil {
+			g.cfg.Listener.Close()
+		}
 		return errors.New("start: the gateway was shut down")
 	default:
 	}
-	var ln net.Listener
-	if g.cfg.Listen != "" {
+	ln := g.cfg.Listener
+	if ln == nil && g.cfg.Listen != "" {
 		var err error
 		if ln, err = net.Listen("tcp", g.cfg.Listen); err != nil {
 			g.stop(nil)
 			return fmt.Errorf("listen: %w", err)
 		}
+	}
+	if ln != nil {
 		g.addr = ln.Addr()
 	}
 	if err := g.startInterceptors(ctx); err != nil {
