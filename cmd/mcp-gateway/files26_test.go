@@ -143,3 +143,23 @@ func withoutEnv(env []string, name string) []string {
 	}
 	return out
 }
+
+// TestLaunchTimeoutMessage: a launch past --startup-timeout names the limit
+// it was given (the flag's, not another), and a runCmd server, which
+// 'mcp-gateway pull' cannot install, gets no hint to pull it.
+func TestLaunchTimeoutMessage(t *testing.T) {
+	sb := newTestbox(t)
+	r := sb.launch(mcpConfig(t, map[string]any{
+		"slow": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{StartDelay: time.Hour})},
+	}), "--startup-timeout", "3s")
+	if r.code == 0 {
+		t.Fatal("launch succeeded past its timeout")
+	}
+	if !strings.Contains(r.stderr, "startup timed out after 3s;") || !strings.Contains(r.stderr, "slow") {
+		t.Errorf("stderr %q should name the 3s limit and the slow server", r.stderr)
+	}
+	if strings.Contains(r.stderr, "mcp-gateway pull") {
+		t.Errorf("a runCmd server is hinted to 'mcp-gateway pull': %q", r.stderr)
+	}
+	gone(t, "after a timed-out launch", sb.pidFile, sb.tokenFile)
+}

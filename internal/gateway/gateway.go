@@ -108,11 +108,14 @@ type Gateway struct {
 	agg     *aggregate.Gateway
 	icpt    *intercept.Engine
 	servers []upstream
-	trim    memTrimmer
-	groups  *reaper.Reaper     // ends the servers' process groups if the gateway dies
-	ep      *endpoint.Endpoint // set by Start; nil without Listen
-	addr    net.Addr           // set by Start; nil without Listen
-	sum     Summary            // set by Start once ready
+	// installs names the servers whose first start may download their
+	// package (catalog entries): only they are helped by 'mcp-gateway pull'.
+	installs map[string]bool
+	trim     memTrimmer
+	groups   *reaper.Reaper     // ends the servers' process groups if the gateway dies
+	ep       *endpoint.Endpoint // set by Start; nil without Listen
+	addr     net.Addr           // set by Start; nil without Listen
+	sum      Summary            // set by Start once ready
 
 	// Set by Start; stop ends what Start started.
 	cancel   context.CancelFunc
@@ -190,7 +193,11 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 		Redact:        red.String,
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: cfg.MaxBackoff},
 	}
+	g.installs = map[string]bool{}
 	for _, sp := range specs {
+		if sp.Kind == catalog.KindCatalog {
+			g.installs[sp.Name] = true
+		}
 		var u upstream
 		if sp.Kind == catalog.KindRemote {
 			u = supervisor.NewRemote(sp, remoteOpts)
@@ -433,10 +440,14 @@ func (g *Gateway) timeoutError(ctx context.Context) error {
 		return errors.New("startup interrupted")
 	}
 	var pending []string
+	hint := ""
 	for _, s := range g.servers {
 		st := s.Status()
 		if st.State == supervisor.StateReady {
 			continue
+		}
+		if g.installs[st.Name] {
+			hint = " (pre-install catalog servers in the template with 'mcp-gateway pull')"
 		}
 		d := fmt.Sprintf("%s (%s)", st.Name, st.State)
 		if st.LastError != "" {
@@ -444,8 +455,8 @@ func (g *Gateway) timeoutError(ctx context.Context) error {
 		}
 		pending = append(pending, d)
 	}
-	return fmt.Errorf("startup timed out after %s; not ready: %s (pre-install servers in the template with 'mcp-gateway pull')",
-		g.cfg.StartupTimeout, strings.Join(pending, ", "))
+	return fmt.Errorf("startup timed out after %s; not ready: %s%s",
+		g.cfg.StartupTimeout, strings.Join(pending, ", "), hint)
 }
 
 // Servers lists every server's state, as /health shows it. It is safe to
