@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -45,6 +46,20 @@ func TestLaunchLeavesNoFiles(t *testing.T) {
 		t.Fatal("launch succeeded with a broken server")
 	}
 	gone(t, "after a failed launch", sb.pidFile, sb.tokenFile)
+	everyLineJSON(t, "the log of a failed launch", sb.log())
+}
+
+// everyLineJSON fails the test unless each line of log is a JSON object.
+func everyLineJSON(t *testing.T, what, log string) {
+	t.Helper()
+	if strings.TrimSpace(log) == "" {
+		t.Errorf("%s is empty", what)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(log), "\n") {
+		if !json.Valid([]byte(l)) || !strings.HasPrefix(l, "{") {
+			t.Errorf("%s has a line that is not JSON: %q", what, l)
+		}
+	}
 }
 
 // TestServeBindsFirstAndSaysWhatItDoes: `serve` on a port that is taken
@@ -123,14 +138,11 @@ func TestServeBindsFirstAndSaysWhatItDoes(t *testing.T) {
 		t.Errorf("log lines on stderr with --log-file:\n%s", said)
 	}
 	logged, _ := os.ReadFile(logFile)
-	if !strings.Contains(string(logged), `"message":"ready"`) {
-		t.Errorf("log file lacks the ready line:\n%s", logged)
+	// Durations name their unit, in whole milliseconds.
+	if !regexp.MustCompile(`"elapsed_ms":\d+,.*"message":"ready"`).Match(logged) || strings.Contains(string(logged), `"elapsed":`) {
+		t.Errorf("log file lacks a ready line with elapsed_ms:\n%s", logged)
 	}
-	for _, l := range strings.Split(strings.TrimSpace(string(logged)), "\n") {
-		if !json.Valid([]byte(l)) {
-			t.Errorf("log file line is not JSON: %q", l)
-		}
-	}
+	everyLineJSON(t, "serve's log file", string(logged))
 }
 
 // withoutEnv returns env without the variable name.

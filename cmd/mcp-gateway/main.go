@@ -36,6 +36,10 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	var le *loggedError
+	if errors.As(err, &le) {
+		return 1 // said in the log already, which stays JSON throughout
+	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "mcp-gateway: %s\nRun 'mcp-gateway help' for usage.\n", ue.msg)
@@ -48,6 +52,13 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	return 1
 }
+
+// loggedError is a failure the background gateway has written to its log,
+// as JSON: its stderr is that log, so main must not add a plain-text line.
+type loggedError struct{ err error }
+
+func (e *loggedError) Error() string { return e.err.Error() }
+func (e *loggedError) Unwrap() error { return e.err }
 
 // configError marks an invalid mcp config: exit code 2, nothing started.
 type configError struct{ err error }

@@ -191,8 +191,9 @@ func runDaemon(ctx context.Context, set *settings, progress bool) error {
 	if err != nil {
 		log.Error().Err(err).Msg("gateway failed")
 		report(readyMsg{Error: err.Error()})
+		return &loggedError{err}
 	}
-	return err
+	return nil
 }
 
 func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os.File, report func(readyMsg), progress bool) error {

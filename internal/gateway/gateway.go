@@ -297,7 +297,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 		return err
 	}
 	g.sum = Summary{Servers: len(g.servers), Tools: tools, Elapsed: time.Since(began)}
-	ready := g.log.Info().Int("servers", g.sum.Servers).Int("tools", g.sum.Tools).Dur("elapsed", g.sum.Elapsed)
+	ready := g.log.Info().Int("servers", g.sum.Servers).Int("tools", g.sum.Tools).Int64("elapsed_ms", g.sum.Elapsed.Round(time.Millisecond).Milliseconds())
 	if g.ep == nil {
 		ready.Str("transport", "stdio").Msg("ready")
 		return nil

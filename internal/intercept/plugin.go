@@ -176,7 +176,7 @@ func (p *pluginRunner) handle(ctx context.Context, doc []byte, timeout time.Dura
 	case context.Cause(ctx) == errTimeout:
 		// Hung: a plugin that does not answer is killed, so that it cannot
 		// pile up stuck requests, and restarted at the next hook.
-		p.log.Warn().Dur("timeout", timeout).Msg("interceptor plugin did not answer in time; killing it")
+		p.log.Warn().Int64("timeout_ms", timeout.Round(time.Millisecond).Milliseconds()).Msg("interceptor plugin did not answer in time; killing it")
 		p.drop(h)
 		h.kill()
 		return nil, errTimeout

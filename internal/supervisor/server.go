@@ -240,7 +240,7 @@ func (s *Server) Run(ctx context.Context) {
 			}
 			inst.cs.Close()
 			err = s.exitError(inst.proc)
-			s.log.Warn().Str("exit", describeExit(inst.proc.exitErr)).Dur("uptime", time.Since(begin)).Msg("server exited; restarting")
+			s.log.Warn().Str("exit", describeExit(inst.proc.exitErr)).Int64("uptime_ms", time.Since(begin).Round(time.Millisecond).Milliseconds()).Msg("server exited; restarting")
 		} else {
 			if ctx.Err() != nil {
 				return
