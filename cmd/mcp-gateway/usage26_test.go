@@ -64,3 +64,22 @@ func TestAlreadyRunningDoesNotStutter(t *testing.T) {
 		t.Errorf("second lock: %q", msg)
 	}
 }
+
+// TestConfigProblemsAllAtOnce: a config with several problems names every
+// one of them in one message (every server, every missing property), and
+// exits 2.
+func TestConfigProblemsAllAtOnce(t *testing.T) {
+	var errb bytes.Buffer
+	err := run(context.Background(), []string{"--config", `{"brave":{},"airtable":{}}`, "--catalog", filepath.Join(t.TempDir(), "none.json")}, &errb, &errb)
+	code := exitCode(err, &errb)
+	msg := errb.String()
+	for _, want := range []string{"3 problems in the mcp config", `server "brave": apiKey: is required`,
+		`server "airtable": airtableApiKey: is required`, `server "airtable": nodeenv: is required`} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message lacks %q:\n%s", want, msg)
+		}
+	}
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+}

@@ -68,12 +68,17 @@ func Resolve(raw []byte, cat *Catalog, opts ResolveOptions) (*Resolved, error) {
 	if len(members) == 0 {
 		r.warn("config has no servers: the gateway serves no tools")
 	}
+	var errs []error
 	for _, m := range members {
 		spec, err := r.server(m.Key, m.Value)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err) // and on: every server's problems at once
+			continue
 		}
 		r.out.Servers = append(r.out.Servers, spec)
+	}
+	if len(errs) > 0 {
+		return nil, joinProblems(errs)
 	}
 	return r.out, nil
 }
