@@ -83,3 +83,24 @@ func TestConfigProblemsAllAtOnce(t *testing.T) {
 		t.Errorf("exit %d, want 2", code)
 	}
 }
+
+// TestMissingPackageToolsSayWhatToInstall: with neither uv nor npx on PATH,
+// pull and a launch name the package to install, not only the program.
+func TestMissingPackageToolsSayWhatToInstall(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	none := filepath.Join(t.TempDir(), "none.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pull", "--catalog", none, "time"}, "install uv, which provides uv and uvx"},
+		{[]string{"--config", `{"time":{}}`, "--catalog", none}, "install uv, which provides uv and uvx"},
+		{[]string{"--config", `{"memory":{}}`, "--catalog", none}, "install Node.js with npm, which provides npx"},
+	} {
+		var out, errb bytes.Buffer
+		err := run(context.Background(), c.args, &out, &errb)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v; want it to say %q", c.args, err, c.want)
+		}
+	}
+}

@@ -378,8 +378,8 @@ func (r *resolver) command(e Entry) ([]string, error) {
 	}
 	found := func(name string) bool { _, err := lookPath(name); return err == nil }
 	notInstalled := func(runner string) error {
-		return fmt.Errorf("server %q: %w: %s is not on PATH and neither is %s; pre-install it in the template with `mcp-gateway pull %s`",
-			e.Name, ErrNotInstalled, e.Package.Bin, runner, e.Name)
+		return fmt.Errorf("server %q: %w: %s is not on PATH and neither is %s; %s, or pre-install the server in the template with `mcp-gateway pull %s` (which needs it too)",
+			e.Name, ErrNotInstalled, e.Package.Bin, runner, ToolHint(runner), e.Name)
 	}
 	var argv []string
 	switch p := e.Package; p.Manager {
