@@ -17,11 +17,11 @@ func runBuiltin(ctx context.Context, args []string, stdout io.Writer) error {
 	if len(args) != 1 {
 		return &usageError{"usage: mcp-gateway builtin sandbox"}
 	}
-	switch args[0] {
-	case "-h", "-help", "--help":
+	switch {
+	case isHelp(args[0]):
 		fmt.Fprintln(stdout, "Usage: mcp-gateway builtin sandbox   (the built-in sandbox MCP server on stdin/stdout; no flags)")
 		return nil
-	case "sandbox":
+	case args[0] == "sandbox":
 		return sandbox.Run(ctx, os.Stdin, os.Stdout, sandbox.Options{Version: readBuildInfo(debug.ReadBuildInfo).serverVersion()})
 	default:
 		return &usageError{fmt.Sprintf("unknown built-in server %q (built in: sandbox)", args[0])}

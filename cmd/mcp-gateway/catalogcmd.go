@@ -15,7 +15,7 @@ func runCatalog(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcp-gateway catalog", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: mcp-gateway catalog [--json] [--catalog FILE] [word]")
+		fmt.Fprint(stderr, "Usage: mcp-gateway catalog [--json] [--catalog FILE] [word]   (the servers known by name, or those matching word)\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	asJSON := fs.Bool("json", false, "print JSON for machines: every field, with properties and where they go")
@@ -61,6 +61,10 @@ func runCatalog(args []string, stdout, stderr io.Writer) error {
 func runPull(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcp-gateway pull", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: mcp-gateway pull [--catalog FILE] [--timeout D] <name>...   (pre-install catalog servers)\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
 	override := fs.String("catalog", defaultCatalogFile, "catalog override file (adds or replaces entries)")
 	timeout := fs.Duration("timeout", catalog.DefaultPullTimeout, "how long one server's install may take before it is killed and fails")
 	if err := fs.Parse(args); err != nil {

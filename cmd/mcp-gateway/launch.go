@@ -49,7 +49,7 @@ const (
 // runLaunch is what the SDKs run: validate, persist the token, start the
 // gateway in the background in its own session, and exit 0 once it serves.
 // On failure nothing is left behind: no process, no token file.
-func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	set, _, err := parseFlags(command{
 		synopsis: "mcp-gateway --config '<json>' | --config-file PATH [flags]   (start in the background; exit 0 once ready)",
 	}, args, stderr)
@@ -74,7 +74,16 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	defer lock.Close()
+	// A failed launch leaves no file behind; a gateway that serves keeps
+	// the pid file (its own copy of the lock) and removes it when it stops.
+	defer func() {
+		if err != nil {
+			os.Remove(set.TokenFile)
+			releasePIDFile(lock, set.PIDFile)
+			return
+		}
+		lock.Close()
+	}()
 	token, _, err := auth.Resolve(os.Getenv(auth.EnvVar))
 	if err != nil {
 		return err
@@ -86,9 +95,6 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		progress = p.add
 	}
 	err = launch(ctx, set, raw, token, lock, stdout, progress)
-	if err != nil {
-		os.Remove(set.TokenFile)
-	}
 	return err
 }
 

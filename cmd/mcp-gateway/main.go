@@ -36,6 +36,10 @@ func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	var le *loggedError
+	if errors.As(err, &le) {
+		return 1 // said in the log already, which stays JSON throughout
+	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprintf(stderr, "mcp-gateway: %s\nRun 'mcp-gateway help' for usage.\n", ue.msg)
@@ -48,6 +52,13 @@ func exitCode(err error, stderr io.Writer) int {
 	}
 	return 1
 }
+
+// loggedError is a failure the background gateway has written to its log,
+// as JSON: its stderr is that log, so main must not add a plain-text line.
+type loggedError struct{ err error }
+
+func (e *loggedError) Error() string { return e.err.Error() }
+func (e *loggedError) Unwrap() error { return e.err }
 
 // configError marks an invalid mcp config: exit code 2, nothing started.
 type configError struct{ err error }
@@ -64,10 +75,20 @@ Usage:
   mcp-gateway catalog [--json] [word]     list the servers known by name (or those matching word)
   mcp-gateway pull <name>...              pre-install catalog servers (template build time)
   mcp-gateway builtin sandbox             run the built-in sandbox MCP server on stdio
-  mcp-gateway version
+  mcp-gateway version                     print the version and build
+  mcp-gateway help                        this text
 
 Run 'mcp-gateway <command> -h' for a command's flags (a launch takes serve's, and --log-file).
 `
+
+// isHelp reports whether arg asks for a command's usage.
+func isHelp(arg string) bool {
+	switch arg {
+	case "-h", "-help", "--help":
+		return true
+	}
+	return false
+}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
@@ -88,6 +109,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "builtin":
 		return runBuiltin(ctx, rest, stdout)
 	case "version", "--version":
+		if len(rest) > 0 {
+			if isHelp(rest[0]) {
+				fmt.Fprintln(stdout, "Usage: mcp-gateway version   (the version, VCS revision and Go toolchain of this binary; no flags)")
+				return nil
+			}
+			return &usageError{fmt.Sprintf("version takes no arguments, got %q", rest[0])}
+		}
 		fmt.Fprintln(stdout, readBuildInfo(debug.ReadBuildInfo))
 		return nil
 	case "help", "-h", "--help":

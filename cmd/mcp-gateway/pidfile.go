@@ -16,8 +16,43 @@ var errRunning = errors.New("already running")
 // lockPIDFile opens path and takes an exclusive flock on it. The lock, not
 // the file's content, says whether a gateway runs: it is released by the
 // kernel when the holder dies, so a stale pid file never blocks a launch.
-// The returned file keeps the lock; pass it to the child that serves.
+// The returned file keeps the lock; pass it to the child that serves. The
+// holder that is done removes the file with releasePIDFile, so a lock is
+// only good while the path still names the locked file: one taken on a
+// file removed meanwhile is dropped and taken again.
 func lockPIDFile(path string) (*os.File, error) {
+	for {
+		f, err := lockPIDFileOnce(path)
+		if err != nil || f == nil {
+			return f, err
+		}
+		if ours(f, path) {
+			return f, nil
+		}
+		f.Close()
+	}
+}
+
+// ours reports whether path still names the open file f.
+func ours(f *os.File, path string) bool {
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	pi, err := os.Stat(path)
+	return err == nil && os.SameFile(fi, pi)
+}
+
+// releasePIDFile removes the pid file f locked at path, if path still names
+// it, and closes f (releasing the lock, unless a child holds it too).
+func releasePIDFile(f *os.File, path string) {
+	if ours(f, path) {
+		os.Remove(path)
+	}
+	f.Close()
+}
+
+func lockPIDFileOnce(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("pid file: %w", err)
 	}
@@ -33,7 +68,7 @@ func lockPIDFile(path string) (*os.File, error) {
 			if pid == "" {
 				pid = "unknown"
 			}
-			return nil, fmt.Errorf("mcp-gateway is %w (pid %s, pid file %s); stop it first with 'kill %s'", errRunning, pid, path, pid)
+			return nil, fmt.Errorf("a gateway is %w (pid %s, pid file %s); stop it first with 'kill %s'", errRunning, pid, path, pid)
 		}
 		return nil, fmt.Errorf("lock pid file %s: %w", path, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"runtime/pprof"
 	"sync"
@@ -29,7 +30,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fs.BoolVar(&daemon, "daemon", false, "internal: the background half of a launch")
 			fs.BoolVar(&progress, "progress", false, "internal: report each server's start on the ready pipe")
 		},
-		hidden: []string{"daemon", "progress", "log-file"},
+		hidden:   []string{"daemon", "progress"},
+		defaults: map[string]string{"log-file": "stderr"},
+		usages:   map[string]string{"log-file": "write the log to this file instead of stderr"},
 	}, args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -40,7 +43,16 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if daemon {
 		return runDaemon(ctx, set, progress)
 	}
-	log, err := newLogger(stderr, set.LogLevel)
+	logw := stderr
+	if flagSet(fs, "log-file") {
+		f, err := logfile.Open(set.LogFile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		logw = f
+	}
+	log, err := newLogger(logw, set.LogLevel)
 	if err != nil {
 		return err
 	}
@@ -48,22 +60,35 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	// Bind first: a port that is taken fails the start before any file is
+	// written.
+	ln, err := net.Listen("tcp", set.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (choose another with --listen)", set.Listen, err)
+	}
+	pidNote := "no pid file (--pid-file writes one)"
 	if flagSet(fs, "pid-file") {
 		lock, err := lockPIDFile(set.PIDFile)
 		if err != nil {
+			ln.Close()
 			return err
 		}
-		defer lock.Close()
+		defer releasePIDFile(lock, set.PIDFile)
 		if err := writePID(lock); err != nil {
+			ln.Close()
 			return err
 		}
+		pidNote = "pid file " + set.PIDFile
 	}
-	token, err := serveToken(set, stderr)
+	token, tokenNote, err := serveToken(set)
 	if err != nil {
+		ln.Close()
 		return err
 	}
 	os.Unsetenv(auth.EnvVar)
+	fmt.Fprintf(stderr, "mcp-gateway: serving http://%s/mcp%s; %s; %s\n", ln.Addr(), reach(ln.Addr()), tokenNote, pidNote)
 	cfg := set.gatewayConfig(token, log)
+	cfg.Listener = ln
 	stopProgress := func() {}
 	if isTerminal(stderr) {
 		p := newProgressPrinter(stderr, progressDelay)
@@ -92,28 +117,38 @@ func serveUntil(ctx context.Context, g *gateway.Gateway, log zerolog.Logger) err
 
 // serveToken finds the token for a foreground gateway: the environment, then
 // the token file; failing both it makes one and writes it to the token file,
-// so a client on the same machine can read it.
-func serveToken(set *settings, stderr io.Writer) (string, error) {
+// so a client on the same machine can read it. note says which, for the
+// line serve prints on start.
+func serveToken(set *settings) (token, note string, err error) {
 	if t := os.Getenv(auth.EnvVar); t != "" {
 		token, _, err := auth.Resolve(t)
 		if err != nil {
-			return "", err
+			return "", "", err
 		}
-		return token, auth.WriteFile(set.TokenFile, token)
+		if err := auth.WriteFile(set.TokenFile, token); err != nil {
+			return "", "", err
+		}
+		return token, "token from " + auth.EnvVar + " written to " + set.TokenFile, nil
 	}
 	if t, err := auth.ReadFile(set.TokenFile); err == nil {
-		fmt.Fprintf(stderr, "mcp-gateway: using the token in %s\n", set.TokenFile)
-		return t, nil
+		return t, "using the token in " + set.TokenFile, nil
 	}
-	token, _, err := auth.Resolve("")
+	token, _, err = auth.Resolve("")
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	if err := auth.WriteFile(set.TokenFile, token); err != nil {
-		return "", fmt.Errorf("%w (set GATEWAY_ACCESS_TOKEN or choose a writable --token-file)", err)
+		return "", "", fmt.Errorf("%w (set GATEWAY_ACCESS_TOKEN or choose a writable --token-file)", err)
 	}
-	fmt.Fprintf(stderr, "mcp-gateway: generated a token; it is in %s\n", set.TokenFile)
-	return token, nil
+	return token, "generated a token, written to " + set.TokenFile, nil
+}
+
+// reach says who can connect to addr, when that is more than this machine.
+func reach(addr net.Addr) string {
+	if a, ok := addr.(*net.TCPAddr); ok && !a.IP.IsLoopback() {
+		return " (every interface: other machines can connect; --listen 127.0.0.1:PORT for this one only)"
+	}
+	return ""
 }
 
 // runDaemon is the background gateway started by a launch. It reads the
@@ -127,7 +162,7 @@ func runDaemon(ctx context.Context, set *settings, progress bool) error {
 	if readyW == nil || lock == nil {
 		return errors.New("--daemon is internal to launch")
 	}
-	defer lock.Close()
+	defer releasePIDFile(lock, set.PIDFile)
 	var readyMu sync.Mutex // progress comes from a goroutine per server
 	report := func(m readyMsg) {
 		readyMu.Lock()
@@ -156,8 +191,9 @@ func runDaemon(ctx context.Context, set *settings, progress bool) error {
 	if err != nil {
 		log.Error().Err(err).Msg("gateway failed")
 		report(readyMsg{Error: err.Error()})
+		return &loggedError{err}
 	}
-	return err
+	return nil
 }
 
 func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os.File, report func(readyMsg), progress bool) error {

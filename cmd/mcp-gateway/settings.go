@@ -194,7 +194,7 @@ func (s *settings) rawConfig() ([]byte, error) {
 	if s.ConfigFile != "" {
 		b, err := os.ReadFile(s.ConfigFile)
 		if err != nil {
-			return nil, fmt.Errorf("read config: %w", err)
+			return nil, &configError{fmt.Errorf("read --config-file: %w", err)}
 		}
 		return b, nil
 	}

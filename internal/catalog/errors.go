@@ -155,3 +155,41 @@ func (e *UnavailableError) Error() string {
 // Is makes every UnavailableError match ErrInvalidConfig: the config asks for something this
 // gateway cannot do.
 func (e *UnavailableError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Problems is every problem Resolve found in one config: a config fixed one
+// error per launch takes as many launches (and template rebuilds) as it has
+// problems. errors.Is and errors.As see each of them.
+type Problems []error
+
+// Error lists the problems one per line, after a count.
+func (p Problems) Error() string {
+	lines := make([]string, len(p))
+	for i, err := range p {
+		lines[i] = err.Error()
+	}
+	return fmt.Sprintf("%d problems in the mcp config:\n  %s", len(p), strings.Join(lines, "\n  "))
+}
+
+// Unwrap returns the problems.
+func (p Problems) Unwrap() []error { return p }
+
+// joinProblems returns errs as one error: nil, the only one, or Problems
+// (flattened, so a server's several problems are listed with the others).
+func joinProblems(errs []error) error {
+	var flat Problems
+	for _, err := range errs {
+		var p Problems
+		if errors.As(err, &p) {
+			flat = append(flat, p...)
+			continue
+		}
+		flat = append(flat, err)
+	}
+	switch len(flat) {
+	case 0:
+		return nil
+	case 1:
+		return flat[0]
+	}
+	return flat
+}

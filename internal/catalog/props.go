@@ -28,25 +28,26 @@ type applied struct {
 // way.
 func applyProperties(e Entry, fields map[string]json.RawMessage) (applied, error) {
 	var a applied
+	var errs []error // every property's problem, not only the first
 	var flags, positional []string
 	for _, name := range slices.Sorted(maps.Keys(e.Properties)) {
 		p := e.Properties[name]
-		fail := func(err error) (applied, error) {
-			return applied{}, &ConfigError{Server: e.Name, Field: name, Err: err}
-		}
+		bad := func(err error) error { return &ConfigError{Server: e.Name, Field: name, Err: err} }
 		raw, ok := fields[name]
 		if ok && jsonType(raw) == "null" {
 			ok = false
 		}
 		if !ok {
 			if p.Required {
-				return fail(fmt.Errorf("is required (%s)", describeType(p)))
+				errs = append(errs, bad(fmt.Errorf("is required (%s)", describeType(p))))
+				continue
 			}
 			continue
 		}
 		elems, err := checkProperty(p, raw)
 		if err != nil {
-			return fail(err)
+			errs = append(errs, bad(err))
+			continue
 		}
 		text := envText(raw)
 		if a.values == nil {
@@ -65,7 +66,8 @@ func applyProperties(e Entry, fields map[string]json.RawMessage) (applied, error
 			a.env[p.Env] = formatted
 		case p.Header != "":
 			if !validHeaderValue(formatted) {
-				return fail(errors.New("contains a line break or another control character, which a header value cannot"))
+				errs = append(errs, bad(errors.New("contains a line break or another control character, which a header value cannot")))
+				continue
 			}
 			if a.headers == nil {
 				a.headers = make(map[string]string)
@@ -95,6 +97,9 @@ func applyProperties(e Entry, fields map[string]json.RawMessage) (applied, error
 		}
 	}
 	a.args = append(flags, positional...)
+	if len(errs) > 0 {
+		return applied{}, joinProblems(errs)
+	}
 	return a, nil
 }
 

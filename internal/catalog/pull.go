@@ -190,6 +190,11 @@ func runStep(ctx context.Context, s InstallStep, timeout time.Duration, stdout, 
 		return nil
 	}
 	argv := strings.Join(s.Argv, " ")
+	if errors.Is(err, exec.ErrNotFound) {
+		cancel()
+		<-probed
+		return fmt.Errorf("%s: %w; %s", argv, err, ToolHint(s.Argv[0]))
+	}
 	switch {
 	case ctx.Err() != nil:
 		err = ctx.Err()
@@ -323,4 +328,17 @@ func (p *prefixWriter) writeLine() {
 	line = append(append(append(line, p.prefix...), p.buf...), '\n')
 	p.w.Write(line)
 	p.buf = p.buf[:0]
+}
+
+// ToolHint says what to install for a package tool the catalog's servers
+// need (uv, uvx, npm, npx): "executable file not found" names the program,
+// not the package that provides it.
+func ToolHint(tool string) string {
+	switch tool {
+	case "uv", "uvx":
+		return "install uv, which provides uv and uvx (https://docs.astral.sh/uv/getting-started/installation/, e.g. `pip install uv`)"
+	case "npm", "npx":
+		return "install Node.js with npm, which provides npx (https://nodejs.org/, e.g. `apt-get install nodejs npm`)"
+	}
+	return "install " + tool
 }

@@ -68,12 +68,17 @@ func Resolve(raw []byte, cat *Catalog, opts ResolveOptions) (*Resolved, error) {
 	if len(members) == 0 {
 		r.warn("config has no servers: the gateway serves no tools")
 	}
+	var errs []error
 	for _, m := range members {
 		spec, err := r.server(m.Key, m.Value)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err) // and on: every server's problems at once
+			continue
 		}
 		r.out.Servers = append(r.out.Servers, spec)
+	}
+	if len(errs) > 0 {
+		return nil, joinProblems(errs)
 	}
 	return r.out, nil
 }
@@ -373,8 +378,8 @@ func (r *resolver) command(e Entry) ([]string, error) {
 	}
 	found := func(name string) bool { _, err := lookPath(name); return err == nil }
 	notInstalled := func(runner string) error {
-		return fmt.Errorf("server %q: %w: %s is not on PATH and neither is %s; pre-install it in the template with `mcp-gateway pull %s`",
-			e.Name, ErrNotInstalled, e.Package.Bin, runner, e.Name)
+		return fmt.Errorf("server %q: %w: %s is not on PATH and neither is %s; %s, or pre-install the server in the template with `mcp-gateway pull %s` (which needs it too)",
+			e.Name, ErrNotInstalled, e.Package.Bin, runner, ToolHint(runner), e.Name)
 	}
 	var argv []string
 	switch p := e.Package; p.Manager {

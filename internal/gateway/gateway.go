@@ -44,6 +44,11 @@ type Config struct {
 	// ":50005" or "127.0.0.1:0". Empty: no HTTP endpoint; the merged
 	// server is served with ServeStdio instead.
 	Listen string
+	// Listener, if set, is served instead of binding Listen (which then
+	// only names the address in the summary): a caller that must not
+	// write its files for a port it cannot have binds first. Start closes
+	// it when the start fails.
+	Listener net.Listener
 	// Token is the bearer token /mcp requires. Empty refuses every
 	// request (auth.Bearer fails closed).
 	Token string
@@ -103,11 +108,14 @@ type Gateway struct {
 	agg     *aggregate.Gateway
 	icpt    *intercept.Engine
 	servers []upstream
-	trim    memTrimmer
-	groups  *reaper.Reaper     // ends the servers' process groups if the gateway dies
-	ep      *endpoint.Endpoint // set by Start; nil without Listen
-	addr    net.Addr           // set by Start; nil without Listen
-	sum     Summary            // set by Start once ready
+	// installs names the servers whose first start may download their
+	// package (catalog entries): only they are helped by 'mcp-gateway pull'.
+	installs map[string]bool
+	trim     memTrimmer
+	groups   *reaper.Reaper     // ends the servers' process groups if the gateway dies
+	ep       *endpoint.Endpoint // set by Start; nil without Listen
+	addr     net.Addr           // set by Start; nil without Listen
+	sum      Summary            // set by Start once ready
 
 	// Set by Start; stop ends what Start started.
 	cancel   context.CancelFunc
@@ -185,7 +193,11 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 		Redact:        red.String,
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: cfg.MaxBackoff},
 	}
+	g.installs = map[string]bool{}
 	for _, sp := range specs {
+		if sp.Kind == catalog.KindCatalog {
+			g.installs[sp.Name] = true
+		}
 		var u upstream
 		if sp.Kind == catalog.KindRemote {
 			u = supervisor.NewRemote(sp, remoteOpts)
@@ -235,16 +247,21 @@ func (g *Gateway) Start(ctx context.Context) error {
 	began := time.Now()
 	select {
 	case <-g.stopped:
+		if g.cfg.Listener != nil {
+			g.cfg.Listener.Close()
+		}
 		return errors.New("start: the gateway was shut down")
 	default:
 	}
-	var ln net.Listener
-	if g.cfg.Listen != "" {
+	ln := g.cfg.Listener
+	if ln == nil && g.cfg.Listen != "" {
 		var err error
 		if ln, err = net.Listen("tcp", g.cfg.Listen); err != nil {
 			g.stop(nil)
 			return fmt.Errorf("listen: %w", err)
 		}
+	}
+	if ln != nil {
 		g.addr = ln.Addr()
 	}
 	if err := g.startInterceptors(ctx); err != nil {
@@ -280,7 +297,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 		return err
 	}
 	g.sum = Summary{Servers: len(g.servers), Tools: tools, Elapsed: time.Since(began)}
-	ready := g.log.Info().Int("servers", g.sum.Servers).Int("tools", g.sum.Tools).Dur("elapsed", g.sum.Elapsed)
+	ready := g.log.Info().Int("servers", g.sum.Servers).Int("tools", g.sum.Tools).Int64("elapsed_ms", g.sum.Elapsed.Round(time.Millisecond).Milliseconds())
 	if g.ep == nil {
 		ready.Str("transport", "stdio").Msg("ready")
 		return nil
@@ -423,10 +440,14 @@ func (g *Gateway) timeoutError(ctx context.Context) error {
 		return errors.New("startup interrupted")
 	}
 	var pending []string
+	hint := ""
 	for _, s := range g.servers {
 		st := s.Status()
 		if st.State == supervisor.StateReady {
 			continue
+		}
+		if g.installs[st.Name] {
+			hint = " (pre-install catalog servers in the template with 'mcp-gateway pull')"
 		}
 		d := fmt.Sprintf("%s (%s)", st.Name, st.State)
 		if st.LastError != "" {
@@ -434,8 +455,8 @@ func (g *Gateway) timeoutError(ctx context.Context) error {
 		}
 		pending = append(pending, d)
 	}
-	return fmt.Errorf("startup timed out after %s; not ready: %s (pre-install servers in the template with 'mcp-gateway pull')",
-		g.cfg.StartupTimeout, strings.Join(pending, ", "))
+	return fmt.Errorf("startup timed out after %s; not ready: %s%s",
+		g.cfg.StartupTimeout, strings.Join(pending, ", "), hint)
 }
 
 // Servers lists every server's state, as /health shows it. It is safe to

@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -176,7 +178,7 @@ func (p *pluginRunner) handle(ctx context.Context, doc []byte, timeout time.Dura
 	case context.Cause(ctx) == errTimeout:
 		// Hung: a plugin that does not answer is killed, so that it cannot
 		// pile up stuck requests, and restarted at the next hook.
-		p.log.Warn().Dur("timeout", timeout).Msg("interceptor plugin did not answer in time; killing it")
+		p.log.Warn().Int64("timeout_ms", timeout.Round(time.Millisecond).Milliseconds()).Msg("interceptor plugin did not answer in time; killing it")
 		p.drop(h)
 		h.kill()
 		return nil, errTimeout
@@ -235,20 +237,32 @@ func (p *pluginRunner) launch() (*hostProc, error) {
 		}
 		p.host = host
 	}
+	// go-plugin's plugin listens on a unix socket it makes in TMPDIR and
+	// removes only when it exits by itself: a plugin killed at its timeout
+	// left /tmp/pluginNNN behind. Its sockets go in a directory of the
+	// gateway's instead, removed once the host is reaped.
+	sockDir, err := os.MkdirTemp(tempDirOf(p.env), "mcp-gateway-plugin-")
+	if err != nil {
+		return nil, fmt.Errorf("plugin socket directory: %w", err)
+	}
 	cmd := exec.Command(p.host, append([]string{p.path}, p.args...)...)
-	cmd.Env = p.env // without the gateway's token
+	// Without the gateway's token; go-plugin's variable naming the socket
+	// directory (the gateway does not link go-plugin to import its name).
+	cmd.Env = append(slices.Clone(p.env), "PLUGIN_UNIX_SOCKET_DIR="+sockDir)
 	// Its own process group, killed whole: the host, its plugin and the
 	// plugin's children end together. Pdeathsig, as for servers: a
 	// gateway that dies without cleaning up takes its plugins along.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	inR, inW, err := os.Pipe()
 	if err != nil {
+		os.RemoveAll(sockDir)
 		return nil, err
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
 		inR.Close()
 		inW.Close()
+		os.RemoveAll(sockDir)
 		return nil, err
 	}
 	stderr := &lineLog{log: p.log, msg: "interceptor plugin"}
@@ -260,6 +274,7 @@ func (p *pluginRunner) launch() (*hostProc, error) {
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		os.RemoveAll(sockDir)
 		return nil, fmt.Errorf("run %s: %w", p.host, err)
 	}
 	h := &hostProc{cmd: cmd, pid: cmd.Process.Pid, stdin: inW, log: p.log,
@@ -268,7 +283,8 @@ func (p *pluginRunner) launch() (*hostProc, error) {
 	p.reapers.Add(1)
 	go func() {
 		defer p.reapers.Done()
-		h.reap()
+		h.reap() // the host's whole group is dead: no socket is in use
+		os.RemoveAll(sockDir)
 		stderr.flush()
 	}()
 	go h.read(outR)
@@ -502,4 +518,14 @@ func (w *lineLog) Write(p []byte) (int, error) {
 		w.buf = w.buf[:0]
 	}
 	return len(p), nil
+}
+
+// tempDirOf is the temp directory env names (TMPDIR), or this process's.
+func tempDirOf(env []string) string {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], "TMPDIR="); ok && v != "" {
+			return v
+		}
+	}
+	return os.TempDir()
 }

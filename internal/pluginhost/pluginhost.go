@@ -20,7 +20,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -61,6 +64,17 @@ type Options struct {
 func Run(path string, args []string, o Options) error {
 	cmd := exec.Command(path, args...)
 	cmd.Env = o.Env
+	// The plugin's unix socket goes in PLUGIN_UNIX_SOCKET_DIR, which the
+	// gateway sets and removes; run without it (a test), the host keeps
+	// it out of TMPDIR itself, where a killed plugin would leave it.
+	if !slices.ContainsFunc(o.Env, func(kv string) bool { return strings.HasPrefix(kv, plugin.EnvUnixSocketDir+"=") }) {
+		dir, err := os.MkdirTemp("", "mcp-gateway-plugin-")
+		if err != nil {
+			return fmt.Errorf("plugin socket directory: %w", err)
+		}
+		defer os.RemoveAll(dir)
+		cmd.Env = append(slices.Clone(o.Env), plugin.EnvUnixSocketDir+"="+dir)
+	}
 	// A host killed alone takes its plugin along.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	client := plugin.NewClient(&plugin.ClientConfig{

@@ -23,8 +23,11 @@ import (
 // still need it, and closing it is the exit's job.
 func New(in io.Reader, out io.Writer, grace time.Duration) *Transport {
 	w := &lineWriter{w: out}
-	spy := newBatchSpy(in)
-	return &Transport{Inner: &mcp.IOTransport{Reader: io.NopCloser(spy), Writer: w}, Grace: grace, out: w, batches: spy}
+	spy := newBatchSpy(newLineGate(in, w, MaxLineBytes))
+	// The gate bounds a line; the SDK's own cap counts a frame's bytes as its
+	// decoder reads ahead, which may take in part of the next line.
+	inner := &mcp.IOTransport{Reader: io.NopCloser(spy), Writer: w, MaxLineLength: -1}
+	return &Transport{Inner: inner, Grace: grace, out: w, batches: spy, gated: true}
 }
 
 // lineWriter is stdout, shared by the SDK's transport and the raw path:
@@ -78,6 +81,7 @@ type Transport struct {
 
 	out     *lineWriter // New's stdout
 	batches *batchSpy   // New's stdin: which requests came in a batch
+	gated   bool        // New's stdin passes a lineGate: a bad message need not end the session
 }
 
 // Connect implements mcp.Transport.
@@ -85,6 +89,9 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := t.Inner.Connect(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if t.gated {
+		c = &tolerantConn{Connection: c, out: t.out}
 	}
 	dc := &drainConn{Connection: c, grace: t.Grace, task: t.Task, initialized: t.Initialized, taskStatus: t.TaskStatus, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listed: map[string]bool{},
 		changed: make(chan struct{}, 1), closed: make(chan struct{})}

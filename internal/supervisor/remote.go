@@ -144,7 +144,7 @@ func (r *Remote) Run(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			r.log.Warn().Str("reason", err.Error()).Dur("uptime", time.Since(begin)).Msg("remote session lost; reconnecting")
+			r.log.Warn().Str("reason", err.Error()).Int64("uptime_ms", time.Since(begin).Round(time.Millisecond).Milliseconds()).Msg("remote session lost; reconnecting")
 			r.mu.Lock()
 			r.lastExit = firstLine(err.Error())
 			r.mu.Unlock()

@@ -240,7 +240,7 @@ func (s *Server) Run(ctx context.Context) {
 			}
 			inst.cs.Close()
 			err = s.exitError(inst.proc)
-			s.log.Warn().Str("exit", describeExit(inst.proc.exitErr)).Dur("uptime", time.Since(begin)).Msg("server exited; restarting")
+			s.log.Warn().Str("exit", describeExit(inst.proc.exitErr)).Int64("uptime_ms", time.Since(begin).Round(time.Millisecond).Milliseconds()).Msg("server exited; restarting")
 		} else {
 			if ctx.Err() != nil {
 				return
@@ -353,12 +353,22 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 	}()
 	cs, err := s.opts.NewClient(s.spec.Name).Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
-		s.stopProc(proc)
+		// Whether it died by itself is known only before it is stopped: a
+		// server stopped for its silence would read "killed by signal 15".
+		// (The goroutine above cancels cctx when the process dies: only
+		// the limit leaves it DeadlineExceeded.)
+		silent := ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) && !proc.exited()
+		// It never answered: nothing to close gracefully, and a start that
+		// timed out should end when its limit says, not StopWait later.
+		proc.stop(0, s.opts.StopWait)
+		s.mu.Lock()
+		s.lastExit = describeExit(proc.exitErr)
+		s.mu.Unlock()
+		if silent {
+			return nil, withTail(fmt.Errorf("sent no initialize answer within %s and was stopped (is it an MCP stdio server?)", s.opts.ConnectTimeout), proc.tail.last(5))
+		}
 		if proc.exitErr != nil || proc.exited() {
 			return nil, s.exitError(proc)
-		}
-		if ctx.Err() == nil && cctx.Err() != nil {
-			return nil, withTail(fmt.Errorf("no MCP handshake within %s (is it an MCP stdio server?)", s.opts.ConnectTimeout), proc.tail.last(5))
 		}
 		return nil, withTail(fmt.Errorf("mcp handshake: %w", err), proc.tail.last(5))
 	}
