@@ -36,7 +36,8 @@ type settings struct {
 	ShutdownGrace  time.Duration
 	LogLevel       string
 	// MaxSessions bounds agent sessions by count; the least recently used
-	// is closed beyond it. Sessions never expire on idle time.
+	// idle one is closed beyond it, and a new session is refused while all
+	// have calls in flight. Sessions never expire on idle time.
 	MaxSessions int
 	// MaxBackoff is the longest wait between restarts of a crashing server.
 	MaxBackoff time.Duration
@@ -77,7 +78,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.StartupTimeout, "startup-timeout", gateway.DefaultStartupTimeout, "how long servers may take to become ready")
 	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", gateway.DefaultShutdownGrace, "how long shutdown waits for sessions and servers")
 	fs.StringVar(&s.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.IntVar(&s.MaxSessions, "max-sessions", endpoint.DefaultMaxSessions, "most agent sessions kept; beyond it the least recently used one is closed (sessions never expire on idle time)")
+	fs.IntVar(&s.MaxSessions, "max-sessions", endpoint.DefaultMaxSessions, "most agent sessions kept; beyond it the least recently used idle one is closed, or a new session gets 503 while all have calls in flight (sessions never expire on idle time)")
 	fs.DurationVar(&s.MaxBackoff, "max-backoff", 30*time.Second, "longest wait between restarts of a crashing server")
 	fs.IntVar(&s.Procs, "procs", defaultProcs, "CPUs the gateway's own code may use at once (0: all, or $GOMAXPROCS)")
 	fs.StringVar(&s.Interceptors, "interceptors", intercept.DefaultPath, "interceptor config file (README: Interceptors); may be absent at the default path")

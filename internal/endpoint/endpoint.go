@@ -28,7 +28,10 @@ type Options struct {
 	// defaults (see Limits).
 	Limits Limits
 	// MaxSessions bounds the MCP sessions kept at once: beyond it the least
-	// recently used one is closed. Sessions never expire on idle time.
+	// recently used one with no request in flight is closed, or, when all
+	// have one, the new session is refused with 503 until one is done (a
+	// call is never cancelled to make room). Sessions never expire on idle
+	// time.
 	// Zero (or less) means DefaultMaxSessions.
 	MaxSessions int
 	// Servers lists the upstream servers' states for GET /health, in any

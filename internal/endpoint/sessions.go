@@ -56,7 +56,17 @@ type sessionLimit struct {
 	clock uint64
 	seen  map[string]*sessionUse
 	inSDK map[*mcp.ServerSession]int // requests the SDK is handling (see handling)
+	// pending counts sessions being initialized that hold room (reserve).
+	pending int
+	// closing holds the sessions closed for room until their close ends:
+	// requests for them are refused meanwhile.
+	closing map[string]struct{}
 }
+
+// codeServerBusy is the JSON-RPC error code of a new session refused
+// because every session has work in flight (implementation-defined server
+// error range).
+const codeServerBusy = -32000
 
 type sessionUse struct {
 	last    uint64 // clock at the latest request start
@@ -95,15 +105,29 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
+			// A new session needs room first: an idle session is closed
+			// for it, or, when every session has work in flight, it is
+			// refused until one is done (closing a busy session would
+			// cancel another agent's call).
+			var room *reservation
+			if msg != nil && msg.Method == "initialize" {
+				var refusal string
+				if room, refusal = l.reserve(); refusal != "" {
+					w.Header().Set("Retry-After", "1")
+					writeRPCError(w, http.StatusServiceUnavailable, msg.ID, codeServerBusy, refusal)
+					return
+				}
+				defer room.release()
+			}
 			// Admit the new session when its id is about to reach the
 			// client, not after the response: once the client has the
 			// id it may use the other sessions, and that use must not
 			// race with picking which one to close.
-			admit := l.admit
+			admit := func(id string) { l.admit(id, room) }
 			if msg != nil && msg.Method == "initialize" && l.initialized != nil {
 				admit = func(id string) {
 					l.initialized(id, msg.Params)
-					l.admit(id)
+					l.admit(id, room)
 				}
 			}
 			aw := &admitWriter{ResponseWriter: w, admit: admit}
@@ -133,8 +157,12 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 		if post && msg != nil {
 			calls, subs = msg.Calls, msg.Subs
 		}
-		if refusal := l.start(id, post, use, calls, subs); refusal != "" {
-			writeRPCError(w, http.StatusTooManyRequests, msg.ID, jsonrpc.CodeInvalidRequest, refusal)
+		if status, refusal := l.start(id, post, use, calls, subs); refusal != "" {
+			var rid json.RawMessage
+			if msg != nil {
+				rid = msg.ID
+			}
+			writeRPCError(w, status, rid, jsonrpc.CodeInvalidRequest, refusal)
 			return
 		}
 		defer l.end(id, post, calls)
@@ -154,18 +182,25 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 }
 
 // start marks a known session as used now and counts the request's calls
-// in flight and subscriptions, or returns why it is refused: too many
-// calls in flight, or subscriptions. Unknown ids are ignored: the SDK
-// answers them 404, and remembering them would let anyone grow the map.
-func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subChange) string {
+// in flight and subscriptions, or returns the HTTP status and why it is
+// refused: the session is being closed to make room (404, so that the
+// client initializes again), too many calls in flight, or subscriptions.
+// Unknown ids are ignored: the SDK answers them 404, and remembering them
+// would let anyone grow the map.
+func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subChange) (int, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u, ok := l.seen[id]
 	if !ok {
-		return ""
+		if _, closing := l.closing[id]; closing && post {
+			// Picked as idle and being closed: work started now would be
+			// cancelled by the close.
+			return http.StatusNotFound, "session closed to make room for a new one (--max-sessions); initialize a new session"
+		}
+		return 0, ""
 	}
 	if calls > 0 && u.calls+calls > l.maxRequests {
-		return fmt.Sprintf("this session has %d requests in flight; at most %d are served at once (--max-session-requests)", u.calls, l.maxRequests)
+		return http.StatusTooManyRequests, fmt.Sprintf("this session has %d requests in flight; at most %d are served at once (--max-session-requests)", u.calls, l.maxRequests)
 	}
 	added := 0
 	for _, c := range subs {
@@ -174,7 +209,7 @@ func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subCha
 		}
 	}
 	if added > 0 && len(u.subs)+added > l.maxSubs {
-		return fmt.Sprintf("this session holds %d resource subscriptions, the most allowed (--max-subscriptions)", len(u.subs))
+		return http.StatusTooManyRequests, fmt.Sprintf("this session holds %d resource subscriptions, the most allowed (--max-subscriptions)", len(u.subs))
 	}
 	for _, c := range subs {
 		switch {
@@ -200,7 +235,7 @@ func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subCha
 		u.active++
 		u.calls += calls
 	}
-	return ""
+	return 0, ""
 }
 
 // handling is an SDK receiving middleware that bounds, per session, the
@@ -322,20 +357,35 @@ func (l *sessionLimit) forget(id string) {
 	delete(l.seen, id)
 }
 
-// admit records a new session and, when that makes one too many, closes the
-// least recently used others, preferring sessions with no request in
-// flight: closing a session waits for its running handlers to finish.
-func (l *sessionLimit) admit(id string) {
+// reservation holds room for one session being initialized, from before
+// the SDK creates it until its id is admitted or the initialize failed.
+type reservation struct {
+	l    *sessionLimit
+	once sync.Once
+}
+
+// release gives the room back unless admit took it. Safe to call twice.
+func (r *reservation) release() {
+	r.once.Do(func() {
+		r.l.mu.Lock()
+		r.l.pending--
+		r.l.mu.Unlock()
+	})
+}
+
+// reserve makes room for a new session before the SDK creates it: when the
+// bound is reached, the least recently used session with no work in flight
+// is closed; when every session has work in flight, nothing is closed and
+// the reason for refusing the new session is returned. A session serving a
+// request, or one whose request the SDK is still handling after its client
+// went away, is never closed for room: that would cancel another agent's
+// call.
+func (l *sessionLimit) reserve() (*reservation, string) {
 	l.mu.Lock()
-	l.clock++
-	if u, ok := l.seen[id]; ok {
-		u.last = l.clock
-	} else {
-		l.seen[id] = &sessionUse{last: l.clock}
-	}
-	if len(l.seen) <= l.max {
+	if len(l.seen)+l.pending < l.max {
+		l.pending++
 		l.mu.Unlock()
-		return
+		return &reservation{l: l}, ""
 	}
 	// Sessions can end without us seeing it (a failed initialize, a
 	// shutdown): count only the live ones.
@@ -344,13 +394,13 @@ func (l *sessionLimit) admit(id string) {
 		live[ss.ID()] = ss
 	}
 	for sid := range l.seen {
-		if _, ok := live[sid]; !ok && sid != id {
+		if _, ok := live[sid]; !ok {
 			delete(l.seen, sid)
 		}
 	}
 	var evict []*mcp.ServerSession
-	for len(l.seen) > l.max {
-		victim := l.lruLocked(id)
+	for len(l.seen)+l.pending >= l.max {
+		victim := l.lruIdleLocked(live)
 		if victim == "" {
 			break
 		}
@@ -363,36 +413,115 @@ func (l *sessionLimit) admit(id string) {
 		delete(l.seen, victim)
 		if ss := live[victim]; ss != nil {
 			evict = append(evict, ss)
+			if l.closing == nil {
+				l.closing = make(map[string]struct{})
+			}
+			l.closing[victim] = struct{}{}
 		}
 	}
-	n := len(l.seen)
+	if len(l.seen)+l.pending >= l.max {
+		n, pending := len(l.seen), l.pending
+		l.mu.Unlock()
+		l.closeSessions(evict, n)
+		why := fmt.Sprintf("mcp-gateway holds %d sessions, the most allowed (--max-sessions %d), and every one has a request in flight; retry when one is done, or end an unused session with DELETE", n, l.max)
+		if pending > 0 {
+			why = fmt.Sprintf("mcp-gateway holds %d sessions and %d being initialized, the most allowed (--max-sessions %d), and every one has a request in flight; retry when one is done, or end an unused session with DELETE", n, pending, l.max)
+		}
+		return nil, why
+	}
+	l.pending++
+	n := len(l.seen) + l.pending
 	l.mu.Unlock()
+	l.closeSessions(evict, n)
+	return &reservation{l: l}, ""
+}
+
+// closeSessions closes sessions picked for room. Requests that reach one of
+// them meanwhile are refused (start), so the close cancels no work.
+func (l *sessionLimit) closeSessions(evict []*mcp.ServerSession, n int) {
 	for _, ss := range evict {
-		l.log.Info().Str("session", ss.ID()).Int("sessions", n).Int("max", l.max).Msg("closing the least recently used session")
+		id := ss.ID()
+		l.log.Info().Str("session", id).Int("sessions", n).Int("max", l.max).Str("why", "room for a new session; it had no request in flight").Msg("closing the least recently used session")
 		// Close waits for the session's in-flight handlers; the new
 		// session's initialize must not wait with it.
-		go ss.Close()
+		go func() {
+			ss.Close()
+			l.mu.Lock()
+			delete(l.closing, id)
+			if len(l.closing) == 0 {
+				l.closing = nil // a map that grew keeps its size
+			}
+			l.mu.Unlock()
+		}()
 		if l.closed != nil {
-			l.closed(ss.ID())
+			l.closed(id)
 		}
 	}
 }
 
-// lruLocked picks the least recently used session other than keep, idle
-// ones first.
-func (l *sessionLimit) lruLocked(keep string) string {
-	best, bestIdle := "", false
+// admit records a new session, taking the room its initialize reserved
+// (r). A session that appears without a reservation (nil r: the SDK
+// answered a request other than initialize with a session id) is recorded
+// too; if that exceeds the bound, only idle sessions are closed for it.
+func (l *sessionLimit) admit(id string, r *reservation) {
+	l.mu.Lock()
+	if r != nil {
+		took := false
+		r.once.Do(func() { took = true })
+		if took {
+			l.pending--
+		}
+	}
+	l.clock++
+	if u, ok := l.seen[id]; ok {
+		u.last = l.clock
+	} else {
+		l.seen[id] = &sessionUse{last: l.clock}
+	}
+	if len(l.seen)+l.pending <= l.max {
+		l.mu.Unlock()
+		return
+	}
+	live := make(map[string]*mcp.ServerSession)
+	for ss := range l.server.Sessions() {
+		live[ss.ID()] = ss
+	}
+	var evict []*mcp.ServerSession
+	for len(l.seen)+l.pending > l.max {
+		victim := l.lruIdleLocked(live)
+		if victim == "" || victim == id {
+			break
+		}
+		delete(l.seen, victim)
+		if ss := live[victim]; ss != nil {
+			evict = append(evict, ss)
+			if l.closing == nil {
+				l.closing = make(map[string]struct{})
+			}
+			l.closing[victim] = struct{}{}
+		}
+	}
+	n := len(l.seen)
+	l.mu.Unlock()
+	l.closeSessions(evict, n)
+}
+
+// lruIdleLocked picks the least recently used session with no work in
+// flight: no request being served (a POST of notifications or responses
+// is not work to lose) and none the SDK is still handling. It returns ""
+// when every session is busy.
+func (l *sessionLimit) lruIdleLocked(live map[string]*mcp.ServerSession) string {
+	best := ""
 	var bestLast uint64
 	for sid, u := range l.seen {
-		if sid == keep {
+		if u.calls > 0 {
 			continue
 		}
-		idle := u.active == 0
-		switch {
-		case best == "",
-			idle && !bestIdle,
-			idle == bestIdle && u.last < bestLast:
-			best, bestIdle, bestLast = sid, idle, u.last
+		if ss := live[sid]; ss != nil && l.inSDK[ss] > 0 {
+			continue
+		}
+		if best == "" || u.last < bestLast {
+			best, bestLast = sid, u.last
 		}
 	}
 	return best
