@@ -143,6 +143,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--max-backoff", set.MaxBackoff.String(),
 		"--procs", strconv.Itoa(set.Procs),
 		"--interceptors", set.Interceptors,
+		"--allowed-origins", set.AllowedOrigins,
 	)...)
 	cmd.Args = append(cmd.Args, limitArgs(set.Limits)...)
 	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)

@@ -36,7 +36,8 @@ type settings struct {
 	ShutdownGrace  time.Duration
 	LogLevel       string
 	// MaxSessions bounds agent sessions by count; the least recently used
-	// is closed beyond it. Sessions never expire on idle time.
+	// idle one is closed beyond it, and a new session is refused while all
+	// have calls in flight. Sessions never expire on idle time.
 	MaxSessions int
 	// MaxBackoff is the longest wait between restarts of a crashing server.
 	MaxBackoff time.Duration
@@ -53,6 +54,9 @@ type settings struct {
 	Interceptors string
 	// interceptors is the loaded interceptor config (set by resolve).
 	interceptors *intercept.Config
+	// AllowedOrigins is a comma-separated list of browser origins allowed
+	// besides the gateway's own address; empty: none.
+	AllowedOrigins string
 }
 
 // Defaults of the contract (../shared/seeds: port 50005, /etc/mcp-gateway).
@@ -77,9 +81,10 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.StartupTimeout, "startup-timeout", gateway.DefaultStartupTimeout, "how long servers may take to become ready")
 	fs.DurationVar(&s.ShutdownGrace, "shutdown-grace", gateway.DefaultShutdownGrace, "how long shutdown waits for sessions and servers")
 	fs.StringVar(&s.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
-	fs.IntVar(&s.MaxSessions, "max-sessions", endpoint.DefaultMaxSessions, "most agent sessions kept; beyond it the least recently used one is closed (sessions never expire on idle time)")
+	fs.IntVar(&s.MaxSessions, "max-sessions", endpoint.DefaultMaxSessions, "most agent sessions kept; beyond it the least recently used idle one is closed, or a new session gets 503 while all have calls in flight (sessions never expire on idle time)")
 	fs.DurationVar(&s.MaxBackoff, "max-backoff", 30*time.Second, "longest wait between restarts of a crashing server")
 	fs.IntVar(&s.Procs, "procs", defaultProcs, "CPUs the gateway's own code may use at once (0: all, or $GOMAXPROCS)")
+	fs.StringVar(&s.AllowedOrigins, "allowed-origins", "", "comma-separated browser origins (https://host[:port]) allowed to use /mcp besides the gateway's own address; \"*\" allows any; requests without an Origin header (MCP clients outside a browser) are not affected")
 	fs.StringVar(&s.Interceptors, "interceptors", intercept.DefaultPath, "interceptor config file (README: Interceptors); may be absent at the default path")
 	registerLimits(fs, &s.Limits)
 }
@@ -185,6 +190,7 @@ func (s *settings) gatewayConfig(token string, log zerolog.Logger) gateway.Confi
 		Interceptors:   s.interceptors,
 		StartupTimeout: s.StartupTimeout, ShutdownGrace: s.ShutdownGrace, MaxBackoff: s.MaxBackoff,
 		MaxSessions: s.MaxSessions, Limits: s.Limits, Procs: s.Procs,
+		AllowedOrigins: splitList(s.AllowedOrigins),
 	}
 }
 
@@ -295,4 +301,15 @@ func limitArgs(l endpoint.Limits) []string {
 		"--max-session-requests", strconv.Itoa(l.MaxSessionRequests),
 		"--max-subscriptions", strconv.Itoa(l.MaxSubscriptions),
 	}
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(v string) []string {
+	var out []string
+	for item := range strings.SplitSeq(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }

@@ -18,10 +18,11 @@
 //   - the JSON-RPC guard (protocol.go): the body is read within Limits
 //     (413, 408) and checked as one JSON-RPC 2.0 message or batch, so that
 //     every refusal is a JSON-RPC error with the right code;
-//   - session accounting (sessions.go): sessions are bounded by count
-//     (Options.MaxSessions), never by idle time, so they survive a paused
-//     sandbox; beyond the bound the least recently used one is closed,
-//     preferring sessions with no request in flight;
+//   - session accounting (sessions.go; making room: sessionroom.go):
+//     sessions are bounded by count (Options.MaxSessions), never by idle
+//     time, so they survive a paused sandbox; beyond the bound the least recently used session with no
+//     request in flight is closed, and when every one has a request in
+//     flight the new session is refused (503, Retry-After) instead;
 //   - the fast path (fastpath.go): tools/list and the forwarded requests
 //     (tools/call, prompts/get, ...) on a live session from a client that
 //     accepts JSON are answered outside the SDK, with the upstream's result

@@ -3,13 +3,16 @@ package endpoint
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/rs/zerolog"
 
@@ -28,7 +31,10 @@ type Options struct {
 	// defaults (see Limits).
 	Limits Limits
 	// MaxSessions bounds the MCP sessions kept at once: beyond it the least
-	// recently used one is closed. Sessions never expire on idle time.
+	// recently used one with no request in flight is closed, or, when all
+	// have one, the new session is refused with 503 until one is done (a
+	// call is never cancelled to make room). Sessions never expire on idle
+	// time.
 	// Zero (or less) means DefaultMaxSessions.
 	MaxSessions int
 	// Servers lists the upstream servers' states for GET /health, in any
@@ -42,6 +48,14 @@ type Options struct {
 	// TokenFile is where a client on the machine can read the token; the
 	// 401 answer names it. Empty names no file.
 	TokenFile string
+	// AllowedOrigins are the browser origins (scheme://host[:port]) whose
+	// pages may use /mcp, besides the endpoint's own address as the
+	// request's Host names it; "*" allows any. A request with any other
+	// Origin header gets 403 (a page of another site must not reach the
+	// servers through an agent's browser, DNS rebinding included).
+	// Requests without Origin (MCP clients outside a browser) are not
+	// affected. Nil allows no other origin.
+	AllowedOrigins []string
 }
 
 // Endpoint serves one merged MCP server (an aggregate.Gateway) over
@@ -96,6 +110,11 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 			if opts.OnRequest != nil {
 				opts.OnRequest()
 			}
+			if origin, ok := originAllowed(r, opts.AllowedOrigins); !ok {
+				writeRPCError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest,
+					fmt.Sprintf("Origin %q is not allowed: only the gateway's own address and --allowed-origins are", origin))
+				return
+			}
 			if !e.ready.Load() || e.stopping.Load() {
 				w.Header().Set("Content-Type", "application/json")
 				w.Header().Set("Retry-After", "1")
@@ -119,6 +138,32 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	e.srv = opts.Limits.server(e.mux)
 	e.srv.Handler = e.lane.takeover(e.srv.Handler)
 	return e
+}
+
+// originAllowed reports whether the Origin of r, if any, may use the
+// endpoint: absent, the request's own Host (a page served from the
+// sandbox's address, in whichever form the proxy in front passes it), or
+// one of allowed. It returns the refused origin.
+func originAllowed(r *http.Request, allowed []string) (string, bool) {
+	for _, origin := range r.Header.Values("Origin") {
+		if !oneOriginAllowed(origin, r.Host, allowed) {
+			return origin, false
+		}
+	}
+	return "", true
+}
+
+func oneOriginAllowed(origin, host string, allowed []string) bool {
+	u, err := url.Parse(origin)
+	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.Path == "" && strings.EqualFold(u.Host, host) {
+		return true
+	}
+	for _, a := range allowed {
+		if a == "*" || strings.EqualFold(strings.TrimSuffix(a, "/"), origin) {
+			return true
+		}
+	}
+	return false
 }
 
 // withRawParams returns r carrying, for the gateway's handlers, the params

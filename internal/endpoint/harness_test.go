@@ -46,6 +46,8 @@ type testSetup struct {
 	Interceptors func([]catalog.ServerSpec) *intercept.Engine
 	// PageSize is the aggregate's list page size (zero: its default).
 	PageSize int
+	// AllowedOrigins is Options.AllowedOrigins.
+	AllowedOrigins []string
 }
 
 func testSettings(t testing.TB, maxSessions int) *testSetup {
@@ -110,9 +112,10 @@ func startInProcess(t testing.TB, set *testSetup, log io.Writer, specs ...catalo
 		agg.Add(s)
 	}
 	e = New(agg, token, Options{
-		Logger:      logger,
-		Limits:      set.Limits,
-		MaxSessions: set.MaxSessions,
+		Logger:         logger,
+		Limits:         set.Limits,
+		MaxSessions:    set.MaxSessions,
+		AllowedOrigins: set.AllowedOrigins,
 		Servers: func() []supervisor.Status {
 			var out []supervisor.Status
 			for _, s := range servers {

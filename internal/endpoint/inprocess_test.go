@@ -229,3 +229,15 @@ func TestSessionLimitSparesBusySessions(t *testing.T) {
 	stopCall()
 	<-callDone
 }
+
+// busyInSDK reports whether the SDK is handling a request of the session.
+func (l *sessionLimit) busyInSDK(id string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for ss, n := range l.inSDK {
+		if ss.ID() == id && n > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"os"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // Limits bound what one HTTP client can take of the gateway: memory for
@@ -235,15 +237,13 @@ var (
 )
 
 // readBody reads r's body whole, within l.MaxBodyBytes, and within
-// l.BodyTimeout when the server was built by l.server. Of a body over the
-// limit at most maxDrainBytes more are read, and dropped; a body announced
-// larger than that is refused before a byte of it is read.
+// l.BodyTimeout when the server was built by l.server. It stops at the
+// limit: a body announced larger, or one that grows past it, is refused as
+// soon as that is known (refuseBody answers it), not when its last byte
+// comes or its time is up.
 func (l Limits) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	l = l.withDefaults()
 	if r.ContentLength > l.MaxBodyBytes {
-		if r.ContentLength <= l.MaxBodyBytes+maxDrainBytes {
-			_, _ = io.CopyN(io.Discard, r.Body, r.ContentLength)
-		}
 		return nil, errBodyTooLarge
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, l.MaxBodyBytes))
@@ -252,11 +252,30 @@ func (l Limits) readBody(w http.ResponseWriter, r *http.Request) ([]byte, error)
 	case err == nil:
 		return body, nil
 	case errors.As(err, &mbe):
-		_, _ = io.CopyN(io.Discard, r.Body, maxDrainBytes)
 		return nil, errBodyTooLarge
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return nil, errBodyTimeout
 	default:
 		return nil, fmt.Errorf("read request body: %w", err)
 	}
+}
+
+// drainWait bounds how long the rest of a refused body is read before
+// the 413: enough for a client still writing it to finish and then read the
+// answer (instead of a reset connection, and with the connection kept),
+// not a wait for a client that stalled.
+const drainWait = time.Second
+
+// refuseBody answers a body over the limit with 413: first it reads (and
+// drops) at most maxDrainBytes more of it, for at most drainWait, so that
+// a client still sending it reads the answer rather than a reset; a body
+// not read to its end closes the connection after the answer.
+func (l Limits) refuseBody(w http.ResponseWriter, r *http.Request) {
+	l = l.withDefaults()
+	if r.ContentLength < 0 || r.ContentLength <= l.MaxBodyBytes+maxDrainBytes {
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(min(drainWait, l.BodyTimeout)))
+		_, _ = io.CopyN(io.Discard, r.Body, maxDrainBytes)
+	}
+	writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
+		fmt.Sprintf("request body exceeds %d bytes (--max-body-bytes)", l.MaxBodyBytes))
 }

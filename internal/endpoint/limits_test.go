@@ -232,3 +232,43 @@ func waitClosed(t *testing.T, c net.Conn) {
 		t.Fatal("the gateway did not close the connection")
 	}
 }
+
+// TestStalledOversizedBodyAnsweredAtLimit: a body announced larger than the
+// limit but within what is drained, or sent chunked, that stalls once past
+// the limit is answered 413 when the limit is crossed, not at the body
+// timeout (ten minutes here: the test would wait that long).
+func TestStalledOversizedBodyAnsweredAtLimit(t *testing.T) {
+	const maxBody = 64 << 10
+	set := testSettings(t, 16)
+	set.Limits = Limits{MaxBodyBytes: maxBody, BodyTimeout: 10 * time.Minute}
+	url, token, _ := inProcessGatewayOf(t, set, io.Discard, fixtureSpec("a", fixture.Options{Tools: []string{"echo"}}))
+	addr := strings.TrimSuffix(strings.TrimPrefix(url, "http://"), "/mcp")
+	for _, chunked := range []bool{false, true} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		framing := fmt.Sprintf("Content-Length: %d", maxBody+256<<10)
+		if chunked {
+			framing = "Transfer-Encoding: chunked"
+		}
+		fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%s\r\n\r\n", addr, token, framing)
+		part := strings.Repeat("x", maxBody+1024) // past the limit, then nothing more
+		if chunked {
+			fmt.Fprintf(c, "%x\r\n%s\r\n", len(part), part)
+		} else {
+			io.WriteString(c, part)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(2 * time.Minute))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			c.Close()
+			t.Fatalf("chunked=%v: no answer while the body stalls past the limit: %v", chunked, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		c.Close()
+		if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(b), "max-body-bytes") {
+			t.Errorf("chunked=%v: %d %s, want 413", chunked, resp.StatusCode, b)
+		}
+	}
+}

@@ -53,8 +53,7 @@ func (g rpcGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := g.limits.readBody(w, r)
 	switch {
 	case errors.Is(err, errBodyTooLarge):
-		writeRPCError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
-			fmt.Sprintf("request body exceeds %d bytes (--max-body-bytes)", g.limits.withDefaults().MaxBodyBytes))
+		g.limits.refuseBody(w, r)
 		return
 	case errors.Is(err, errBodyTimeout):
 		writeRPCError(w, http.StatusRequestTimeout, nil, jsonrpc.CodeInvalidRequest,

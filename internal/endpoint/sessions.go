@@ -56,7 +56,17 @@ type sessionLimit struct {
 	clock uint64
 	seen  map[string]*sessionUse
 	inSDK map[*mcp.ServerSession]int // requests the SDK is handling (see handling)
+	// pending counts sessions being initialized that hold room (reserve).
+	pending int
+	// closing holds the sessions closed for room until their close ends:
+	// requests for them are refused meanwhile.
+	closing map[string]struct{}
 }
+
+// codeServerBusy is the JSON-RPC error code of a new session refused
+// because every session has work in flight (implementation-defined server
+// error range).
+const codeServerBusy = -32000
 
 type sessionUse struct {
 	last    uint64 // clock at the latest request start
@@ -95,15 +105,29 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 				next.ServeHTTP(w, r)
 				return
 			}
+			// A new session needs room first: an idle session is closed
+			// for it, or, when every session has work in flight, it is
+			// refused until one is done (closing a busy session would
+			// cancel another agent's call).
+			var room *reservation
+			if msg != nil && msg.Method == "initialize" {
+				var refusal string
+				if room, refusal = l.reserve(); refusal != "" {
+					w.Header().Set("Retry-After", "1")
+					writeRPCError(w, http.StatusServiceUnavailable, msg.ID, codeServerBusy, refusal)
+					return
+				}
+				defer room.release()
+			}
 			// Admit the new session when its id is about to reach the
 			// client, not after the response: once the client has the
 			// id it may use the other sessions, and that use must not
 			// race with picking which one to close.
-			admit := l.admit
+			admit := func(id string) { l.admit(id, room) }
 			if msg != nil && msg.Method == "initialize" && l.initialized != nil {
 				admit = func(id string) {
 					l.initialized(id, msg.Params)
-					l.admit(id)
+					l.admit(id, room)
 				}
 			}
 			aw := &admitWriter{ResponseWriter: w, admit: admit}
@@ -133,8 +157,12 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 		if post && msg != nil {
 			calls, subs = msg.Calls, msg.Subs
 		}
-		if refusal := l.start(id, post, use, calls, subs); refusal != "" {
-			writeRPCError(w, http.StatusTooManyRequests, msg.ID, jsonrpc.CodeInvalidRequest, refusal)
+		if status, refusal := l.start(id, post, use, calls, subs); refusal != "" {
+			var rid json.RawMessage
+			if msg != nil {
+				rid = msg.ID
+			}
+			writeRPCError(w, status, rid, jsonrpc.CodeInvalidRequest, refusal)
 			return
 		}
 		defer l.end(id, post, calls)
@@ -154,18 +182,25 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 }
 
 // start marks a known session as used now and counts the request's calls
-// in flight and subscriptions, or returns why it is refused: too many
-// calls in flight, or subscriptions. Unknown ids are ignored: the SDK
-// answers them 404, and remembering them would let anyone grow the map.
-func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subChange) string {
+// in flight and subscriptions, or returns the HTTP status and why it is
+// refused: the session is being closed to make room (404, so that the
+// client initializes again), too many calls in flight, or subscriptions.
+// Unknown ids are ignored: the SDK answers them 404, and remembering them
+// would let anyone grow the map.
+func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subChange) (int, string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	u, ok := l.seen[id]
 	if !ok {
-		return ""
+		if _, closing := l.closing[id]; closing && post {
+			// Picked as idle and being closed: work started now would be
+			// cancelled by the close.
+			return http.StatusNotFound, "session closed to make room for a new one (--max-sessions); initialize a new session"
+		}
+		return 0, ""
 	}
 	if calls > 0 && u.calls+calls > l.maxRequests {
-		return fmt.Sprintf("this session has %d requests in flight; at most %d are served at once (--max-session-requests)", u.calls, l.maxRequests)
+		return http.StatusTooManyRequests, fmt.Sprintf("this session has %d requests in flight; at most %d are served at once (--max-session-requests)", u.calls, l.maxRequests)
 	}
 	added := 0
 	for _, c := range subs {
@@ -174,7 +209,7 @@ func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subCha
 		}
 	}
 	if added > 0 && len(u.subs)+added > l.maxSubs {
-		return fmt.Sprintf("this session holds %d resource subscriptions, the most allowed (--max-subscriptions)", len(u.subs))
+		return http.StatusTooManyRequests, fmt.Sprintf("this session holds %d resource subscriptions, the most allowed (--max-subscriptions)", len(u.subs))
 	}
 	for _, c := range subs {
 		switch {
@@ -200,7 +235,7 @@ func (l *sessionLimit) start(id string, post, use bool, calls int, subs []subCha
 		u.active++
 		u.calls += calls
 	}
-	return ""
+	return 0, ""
 }
 
 // handling is an SDK receiving middleware that bounds, per session, the
@@ -320,82 +355,6 @@ func (l *sessionLimit) forget(id string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.seen, id)
-}
-
-// admit records a new session and, when that makes one too many, closes the
-// least recently used others, preferring sessions with no request in
-// flight: closing a session waits for its running handlers to finish.
-func (l *sessionLimit) admit(id string) {
-	l.mu.Lock()
-	l.clock++
-	if u, ok := l.seen[id]; ok {
-		u.last = l.clock
-	} else {
-		l.seen[id] = &sessionUse{last: l.clock}
-	}
-	if len(l.seen) <= l.max {
-		l.mu.Unlock()
-		return
-	}
-	// Sessions can end without us seeing it (a failed initialize, a
-	// shutdown): count only the live ones.
-	live := make(map[string]*mcp.ServerSession)
-	for ss := range l.server.Sessions() {
-		live[ss.ID()] = ss
-	}
-	for sid := range l.seen {
-		if _, ok := live[sid]; !ok && sid != id {
-			delete(l.seen, sid)
-		}
-	}
-	var evict []*mcp.ServerSession
-	for len(l.seen) > l.max {
-		victim := l.lruLocked(id)
-		if victim == "" {
-			break
-		}
-		if e := l.log.Debug(); e.Enabled() {
-			for sid, u := range l.seen {
-				e = e.Dict(sid, zerolog.Dict().Uint64("last", u.last).Int("active", u.active))
-			}
-			e.Str("victim", victim).Msg("session eviction candidates")
-		}
-		delete(l.seen, victim)
-		if ss := live[victim]; ss != nil {
-			evict = append(evict, ss)
-		}
-	}
-	n := len(l.seen)
-	l.mu.Unlock()
-	for _, ss := range evict {
-		l.log.Info().Str("session", ss.ID()).Int("sessions", n).Int("max", l.max).Msg("closing the least recently used session")
-		// Close waits for the session's in-flight handlers; the new
-		// session's initialize must not wait with it.
-		go ss.Close()
-		if l.closed != nil {
-			l.closed(ss.ID())
-		}
-	}
-}
-
-// lruLocked picks the least recently used session other than keep, idle
-// ones first.
-func (l *sessionLimit) lruLocked(keep string) string {
-	best, bestIdle := "", false
-	var bestLast uint64
-	for sid, u := range l.seen {
-		if sid == keep {
-			continue
-		}
-		idle := u.active == 0
-		switch {
-		case best == "",
-			idle && !bestIdle,
-			idle == bestIdle && u.last < bestLast:
-			best, bestIdle, bestLast = sid, idle, u.last
-		}
-	}
-	return best
 }
 
 // admitWriter calls admit with the new session's id just before the

@@ -88,6 +88,9 @@ type Config struct {
 	MaxSessions int
 	// Limits bound HTTP requests and connections. Zero: the defaults.
 	Limits endpoint.Limits
+	// AllowedOrigins are the browser origins allowed besides the
+	// endpoint's own (endpoint.Options). Nil: none.
+	AllowedOrigins []string
 	// Procs bounds the CPUs the gateway's Go code runs on once every
 	// server has started (runtime.GOMAXPROCS): the start is a burst of
 	// process starts and handshakes, and with one CPU each start of a
@@ -274,12 +277,13 @@ func (g *Gateway) Start(ctx context.Context) error {
 	serveErr := make(chan error, 1)
 	if ln != nil {
 		g.ep = endpoint.New(g.agg, g.cfg.Token, endpoint.Options{
-			Logger:      g.log,
-			Limits:      g.cfg.Limits,
-			MaxSessions: g.cfg.MaxSessions,
-			Servers:     g.Servers,
-			OnRequest:   g.trim.seen,
-			TokenFile:   g.cfg.TokenFile,
+			Logger:         g.log,
+			Limits:         g.cfg.Limits,
+			MaxSessions:    g.cfg.MaxSessions,
+			Servers:        g.Servers,
+			OnRequest:      g.trim.seen,
+			TokenFile:      g.cfg.TokenFile,
+			AllowedOrigins: g.cfg.AllowedOrigins,
 		})
 		go func() { serveErr <- g.ep.Serve(ln) }()
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"path"
 	"regexp"
 	"slices"
@@ -166,8 +167,18 @@ func (g *secretGuard) after(req *contract.Request) contract.Decision {
 // included), decoded, so that escapes cannot hide one. It returns the
 // document with them masked and a description of the first found ("" for
 // none).
+//
+// Every string is looked at as it stands in the document, token by token:
+// an object with a member name twice ({"text":"<secret>","text":"x"})
+// decodes to its last value only, while a server whose parser keeps the
+// first would get the secret. The masked document is built from the
+// decoded value, which holds each name once (the last value, masked).
 func (g *secretGuard) scan(doc json.RawMessage) (json.RawMessage, string) {
 	if len(doc) == 0 || (len(g.values) == 0 && len(g.patterns) == 0) {
+		return doc, ""
+	}
+	found, ok := g.scanTokens(doc)
+	if !ok || found == "" {
 		return doc, ""
 	}
 	dec := json.NewDecoder(bytes.NewReader(doc))
@@ -176,7 +187,6 @@ func (g *secretGuard) scan(doc json.RawMessage) (json.RawMessage, string) {
 	if dec.Decode(&v) != nil {
 		return doc, ""
 	}
-	found := ""
 	var walk func(any) any
 	walk = func(v any) any {
 		switch v := v.(type) {
@@ -210,14 +220,33 @@ func (g *secretGuard) scan(doc json.RawMessage) (json.RawMessage, string) {
 		return v
 	}
 	v = walk(v)
-	if found == "" {
-		return doc, ""
-	}
 	out, err := json.Marshal(v)
 	if err != nil {
 		return doc, found
 	}
 	return out, found
+}
+
+// scanTokens reports the first secret in any string of doc (member names
+// included, every occurrence of a repeated name), and false if doc is not
+// JSON.
+func (g *secretGuard) scanTokens(doc json.RawMessage) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return "", true
+		}
+		if err != nil {
+			return "", false
+		}
+		if str, ok := tok.(string); ok {
+			if _, what := g.mask(str); what != "" {
+				return what, true
+			}
+		}
+	}
 }
 
 // mask returns s with every secret masked, and what the first one was.

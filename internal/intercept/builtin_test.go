@@ -173,3 +173,41 @@ func TestSecretPatternsMatchRealFormats(t *testing.T) {
 		}
 	}
 }
+
+// TestSecretGuardDuplicateNames: arguments naming a member twice are checked
+// in every value, whichever one the server's parser keeps: refused in
+// refuse mode, and in mask mode the server gets no secret.
+func TestSecretGuardDuplicateNames(t *testing.T) {
+	const token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+	dup := func(first, second string) *Call {
+		return &Call{Server: "srv", Tool: "echo", ExportedTool: "srv_echo", Session: "s1",
+			Arguments: json.RawMessage(`{"text":"` + first + `","text":"` + second + `"}`)}
+	}
+	refuse := engine(t, `{"interceptors":[{"name":"secrets","type":"secretGuard","mode":"refuse","patterns":true}]}`, guardServers)
+	for name, c := range map[string]*Call{
+		"secret first":           dup(token, "harmless"),
+		"secret last":            dup("harmless", token),
+		"configured value first": dup("s3cr3t-github-value", "harmless"),
+	} {
+		u := &upstream{}
+		res, _, err := refuse.Call(context.Background(), c, u.next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, isErr := resultText(t, res); !isErr || u.calls.Load() != 0 || !strings.Contains(got, "denied") {
+			t.Errorf("refuse mode, %s: %q (isError %v), server calls %d", name, got, isErr, u.calls.Load())
+		}
+	}
+	mask := engine(t, `{"interceptors":[{"name":"secrets","type":"secretGuard","patterns":true}]}`, guardServers)
+	var sent json.RawMessage
+	record := func(_ context.Context, args json.RawMessage) (json.RawMessage, error) {
+		sent = args
+		return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
+	}
+	if _, _, err := mask.Call(context.Background(), dup(token, "harmless"), record); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(sent), "ghp_") || len(sent) == 0 {
+		t.Errorf("mask mode sent the server %s", sent)
+	}
+}

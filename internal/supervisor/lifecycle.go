@@ -23,12 +23,17 @@ type lifecycle struct {
 	// startErr says which.
 	started  chan struct{}
 	startErr error
+	// wake ends a restart's backoff early: a call that finds the upstream
+	// restarting sends on it, so that it is started at once (the backoff
+	// guards against crash loops, it is not meant to hold up callers).
+	wake chan struct{}
 }
 
 func (l *lifecycle) init() {
 	l.state = StateStarting
 	l.changed = make(chan struct{})
 	l.started = make(chan struct{})
+	l.wake = make(chan struct{}, 1)
 }
 
 // setStateLocked changes the state and wakes everyone waiting on changed.
@@ -70,11 +75,13 @@ func (l *lifecycle) statusLocked(name string, pid int) Status {
 // lost records an instance (or a start) that ended with err after it began,
 // resets the embedding supervisor's live instance with clearLocked, and
 // waits out the backoff of p. failures counts fast failures in a row: it
-// starts over after an instance stayed up p.StableAfter, and at p.FailAfter
-// the state is failed rather than restarting. It reports false if ctx ended
-// first.
-func (l *lifecycle) lost(ctx context.Context, p *RestartPolicy, failures *int, began time.Time, err error, clearLocked func()) bool {
-	if time.Since(began) >= p.StableAfter {
+// starts over after an instance that served calls (served: it was ready
+// and answered at least one, so it is not crash-looping, however soon it
+// was killed) or stayed up p.StableAfter, and at p.FailAfter the state is
+// failed rather than restarting. While restarting, a call that arrives
+// ends the backoff at once (await). It reports false if ctx ended first.
+func (l *lifecycle) lost(ctx context.Context, p *RestartPolicy, failures *int, began time.Time, served bool, err error, clearLocked func()) bool {
+	if served || time.Since(began) >= p.StableAfter {
 		*failures = 0
 	}
 	*failures++
@@ -82,14 +89,26 @@ func (l *lifecycle) lost(ctx context.Context, p *RestartPolicy, failures *int, b
 	clearLocked()
 	l.restarts++
 	l.lastErr = firstLine(err.Error())
+	// A wake left by a call of an earlier wait must not cut this one
+	// short; calls that see the new state wake it again.
+	select {
+	case <-l.wake:
+	default:
+	}
+	wake := l.wake
 	if *failures >= p.FailAfter {
 		l.setStateLocked(StateFailed)
+		wake = nil // a crash loop: calls fail at once and wait for nothing
 	} else {
 		l.setStateLocked(StateRestarting)
 	}
 	l.mu.Unlock()
+	t := time.NewTimer(p.delay(*failures))
+	defer t.Stop()
 	select {
-	case <-time.After(p.delay(*failures)):
+	case <-t.C:
+		return true
+	case <-wake:
 		return true
 	case <-ctx.Done():
 		return false
@@ -110,6 +129,11 @@ func (l *lifecycle) await(ctx context.Context, usable func(State) bool) error {
 		st, changed, lastErr := l.state, l.changed, l.lastErr
 		l.mu.Unlock()
 		switch st {
+		case StateRestarting:
+			select { // start it now rather than after the backoff
+			case l.wake <- struct{}{}:
+			default:
+			}
 		case StateFailed:
 			return fmt.Errorf("%w: failed: %s", ErrUnavailable, lastErr)
 		case StateStopped:

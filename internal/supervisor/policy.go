@@ -12,7 +12,9 @@ import (
 // both kinds fail and recover alike. The zero value works.
 type RestartPolicy struct {
 	// Backoff between attempts: it starts at MinBackoff (zero: 100ms) and
-	// doubles per fast failure up to MaxBackoff (zero: 30s).
+	// doubles per fast failure up to MaxBackoff (zero: 30s). A call that
+	// arrives meanwhile ends the wait (except when failed). An instance
+	// that answered a call is not a fast failure, however soon it ended.
 	MinBackoff, MaxBackoff time.Duration
 	// FailAfter fast failures in a row mark the server failed. Zero means 5.
 	FailAfter int

@@ -70,7 +70,7 @@ func TestFailAfterAndForgiveness(t *testing.T) {
 	failures := 0
 	lose := func(began time.Time) State {
 		t.Helper()
-		if !l.lost(ctx, &p, &failures, began, errors.New("exit status 1"), func() {}) {
+		if !l.lost(ctx, &p, &failures, began, false, errors.New("exit status 1"), func() {}) {
 			t.Fatal("lost reported a cancelled context")
 		}
 		l.mu.Lock()

@@ -155,7 +155,8 @@ func (r *Remote) Run(ctx context.Context) {
 			r.log.Warn().Str("error", err.Error()).Msg("remote server failed to connect")
 			r.markStarted(err)
 		}
-		if !r.lost(ctx, &r.opts.RestartPolicy, &failures, begin, err, func() { r.cur = nil }) {
+		served := sess != nil && sess.served.Load()
+		if !r.lost(ctx, &r.opts.RestartPolicy, &failures, begin, served, err, func() { r.cur = nil }) {
 			return
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -31,6 +32,9 @@ type remoteSession struct {
 	once     sync.Once
 	broken   chan struct{}
 	breakErr error
+	// served is set once the session has answered a call: when it ends,
+	// however soon, the remote was not failing to start.
+	served atomic.Bool
 }
 
 // markBroken ends the session; the first reason wins.
@@ -208,6 +212,7 @@ func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) err
 	}
 	err = fn(sess)
 	if err == nil {
+		sess.served.Store(true)
 		return nil
 	}
 	if status := sess.rt.sessionGone(); status != 0 || errors.Is(err, mcp.ErrSessionMissing) {
@@ -222,12 +227,17 @@ func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) err
 		}
 		sess = next
 		if err = fn(sess); err == nil {
+			sess.served.Store(true)
 			return nil
 		}
 	}
 	rejected := errors.Is(err, &jsonrpc.Error{Code: codeRejected}) // *jsonrpc.Error matches by code
 	var wire *jsonrpc.Error
-	if ctx.Err() != nil || (!rejected && errors.As(err, &wire)) {
+	if !rejected && errors.As(err, &wire) {
+		sess.served.Store(true) // an answer, if not the one hoped for
+		return err
+	}
+	if ctx.Err() != nil {
 		return err
 	}
 	status, rtErr := sess.rt.last()

@@ -101,3 +101,101 @@ func TestNextCallAfterDeathWaitsForRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestKilledServerThatServedIsNotACrashLoop: a server killed again and again
+// (each start completed its handshake and answered calls) is restarted at
+// the shortest backoff every time and never marked failed, so that it is
+// back at once when the kills stop. StableAfter is an hour: every exit is
+// "soon after the start", which used to count as a fast failure.
+func TestKilledServerThatServedIsNotACrashLoop(t *testing.T) {
+	s, logs := runServer(t, fixture.Options{}, Options{RestartPolicy: RestartPolicy{
+		MinBackoff: 10 * time.Millisecond, MaxBackoff: time.Hour, FailAfter: 3, StableAfter: time.Hour}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	const kills = 8 // well past FailAfter
+	for i := range kills {
+		res, err := call(ctx, s, "pid", nil)
+		if err != nil {
+			t.Fatalf("call before kill %d: %v\n%s", i, err, logs)
+		}
+		pid := s.Status().PID
+		if got := resultText(t, res); got != itoa(pid) {
+			t.Fatalf("pid tool says %s, status says %d", got, pid)
+		}
+		if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		for s.Status().PID == pid || s.Status().Restarts < i+1 {
+			if st := s.Status(); st.State == StateFailed {
+				t.Fatalf("after kill %d of a server that served: %+v", i+1, st)
+			}
+			select {
+			case <-ctx.Done():
+				t.Fatalf("not restarted after kill %d: %+v", i+1, s.Status())
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+	}
+	if _, err := call(ctx, s, "echo", map[string]any{"text": "after"}); err != nil {
+		t.Fatalf("call after %d kills: %v", kills, err)
+	}
+	if st := s.Status(); st.State != StateReady || st.Restarts != kills {
+		t.Errorf("status after the storm: %+v", st)
+	}
+}
+
+// TestCallEndsBackoff: a call that arrives while a server waits out its
+// restart backoff starts it at once. The backoff here is an hour.
+func TestCallEndsBackoff(t *testing.T) {
+	s, _ := runServer(t, fixture.Options{}, Options{RestartPolicy: RestartPolicy{
+		MinBackoff: time.Hour, MaxBackoff: time.Hour, StableAfter: time.Hour}})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := s.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pid := s.Status().PID
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for s.Status().State != StateRestarting {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("never restarting: %+v", s.Status())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	res, err := call(ctx, s, "pid", nil)
+	if err != nil {
+		t.Fatalf("call during the backoff: %v", err)
+	}
+	if got := resultText(t, res); got == itoa(pid) || got != itoa(s.Status().PID) {
+		t.Errorf("answered by pid %s; killed %d, now %+v", got, pid, s.Status())
+	}
+}
+
+// TestRemoteFlapsThenRetries: a remote that restarts again and again (each
+// session served calls) is never marked failed, and a call that meets the
+// lost session re-initializes and is retried, as Do promises, even with an
+// hour of backoff.
+func TestRemoteFlapsThenRetries(t *testing.T) {
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
+	r, logs := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{
+		RestartPolicy: RestartPolicy{MinBackoff: time.Hour, MaxBackoff: time.Hour, FailAfter: 2, StableAfter: time.Hour},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for i := 1; i <= 5; i++ {
+		res, err := callRemote(ctx, r, "generation", nil)
+		if err != nil {
+			t.Fatalf("call %d: %v\n%s", i, err, logs)
+		}
+		if got := resultText(t, res); got != itoa(i) {
+			t.Fatalf("call %d answered by generation %s", i, got)
+		}
+		rem.Restart()
+	}
+	if st := r.Status(); st.State == StateFailed {
+		t.Errorf("a remote that served every session is failed: %+v", st)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -139,6 +140,9 @@ type instance struct {
 	// usually the process exiting, but can also be a server that closed its
 	// stdout and lives on: an instance that can no longer answer.
 	ended chan struct{}
+	// served is set once the instance has answered a call: when it ends,
+	// however soon, it was not a crash on start.
+	served atomic.Bool
 }
 
 func (in *instance) broken() bool {
@@ -248,7 +252,8 @@ func (s *Server) Run(ctx context.Context) {
 			s.log.Warn().Err(err).Msg("server failed to start")
 			s.markStarted(err)
 		}
-		if !s.lost(ctx, &s.opts.RestartPolicy, &failures, begin, err, func() { s.cur, s.pid = nil, 0 }) {
+		served := inst != nil && inst.served.Load()
+		if !s.lost(ctx, &s.opts.RestartPolicy, &failures, begin, served, err, func() { s.cur, s.pid = nil, 0 }) {
 			return
 		}
 	}
@@ -507,10 +512,15 @@ func (s *Server) NotifyRaw(ctx context.Context, method string, params json.RawMe
 // callError turns the error of a call on inst into what callers see.
 func (s *Server) callError(ctx context.Context, inst *instance, err error) error {
 	if err == nil {
+		inst.served.Store(true)
 		return nil
 	}
 	var wire *jsonrpc.Error
-	if errors.As(err, &wire) || ctx.Err() != nil {
+	if errors.As(err, &wire) {
+		inst.served.Store(true) // an answer, if not the one hoped for
+		return err
+	}
+	if ctx.Err() != nil {
 		return err
 	}
 	// The session failed. If the process is exiting, say how it ended; the
