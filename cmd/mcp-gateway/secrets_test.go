@@ -121,7 +121,10 @@ func TestSecretsStayPut(t *testing.T) {
 			if fd > 2 && (shared || slices.Contains(gwFiles, target)) {
 				t.Errorf("%s: fd %d -> %s is the gateway's", who, fd, target)
 			}
-			if fd <= 2 && !strings.HasPrefix(target, "pipe:") {
+			// The reaper's watchdog (internal/reaper) reads its pipe on
+			// fd 0 and has nothing to say: 1 and 2 are /dev/null.
+			quietWatchdog := strings.Contains(string(cmdline), "groups=' '") && fd > 0 && target == "/dev/null"
+			if fd <= 2 && !strings.HasPrefix(target, "pipe:") && !quietWatchdog {
 				t.Errorf("%s: fd %d -> %s, want a pipe of its own", who, fd, target)
 			}
 		}
