@@ -71,7 +71,9 @@ type secretValue struct {
 // tokenPatterns are credential formats with a fixed, distinctive prefix and
 // a long random body: real tool output (hashes, UUIDs, base64, commit ids)
 // does not look like them, so they rarely give false positives. Each must
-// stand alone (not inside a longer word). They are compiled only for a
+// stand alone (not inside a longer word); a format whose body may end in
+// a '-' (not a word character, so \b cannot end it) ends in a group that
+// takes the next character, which mask puts back. They are compiled only for a
 // guard that uses them: compiled at package init they cost every start of
 // the binary (launch, serve, version) about 3 ms.
 type tokenPattern struct {
@@ -82,12 +84,12 @@ type tokenPattern struct {
 func tokenPatterns() []tokenPattern {
 	return []tokenPattern{
 		{"a GitHub token", regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59})\b`)},
-		{"a GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
+		{"a GitLab token", regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}`)},
 		{"an AWS access key id", regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
 		{"a Slack token", regexp.MustCompile(`\bxox[abposr]-[0-9]{6,}-[0-9A-Za-z-]{10,}\b`)},
 		{"an Anthropic API key", regexp.MustCompile(`\bsk-ant-[a-z0-9]{2,8}-[A-Za-z0-9_-]{80,}`)},
 		{"an OpenAI API key", regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)[A-Za-z0-9_-]{40,}|\bsk-[A-Za-z0-9]{20}T3BlbkFJ[A-Za-z0-9]{20}\b`)},
-		{"a Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}\b`)},
+		{"a Google API key", regexp.MustCompile(`\bAIza[0-9A-Za-z_-]{35}([^0-9A-Za-z_-]|$)`)},
 		{"a Stripe secret key", regexp.MustCompile(`\b(?:sk|rk)_live_[0-9A-Za-z]{24,}\b`)},
 		{"a Hugging Face token", regexp.MustCompile(`\bhf_[A-Za-z]{34}\b`)},
 		{"an E2B API key", regexp.MustCompile(`\be2b_[0-9a-f]{40}\b`)},
@@ -265,7 +267,7 @@ func (g *secretGuard) mask(s string) (string, string) {
 			if found == "" {
 				found = p.name
 			}
-			s = p.re.ReplaceAllString(s, redact.Mask)
+			s = p.re.ReplaceAllString(s, redact.Mask+"${1}") // ${1}: the character after a token, if taken
 		}
 	}
 	return s, found

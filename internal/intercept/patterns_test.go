@@ -21,8 +21,9 @@ func TestSecretPatternsEveryFormat(t *testing.T) {
 		{"a GitHub token", "ghp_" + strings.Repeat("z", 251)},
 		{"a GitHub token", "github_pat_" + strings.Repeat("a", 22) + "_" + strings.Repeat("B", 59)}, // fine-grained
 		{"a GitLab token", "glpat-" + strings.Repeat("x", 20)},
-		{"an AWS access key id", "AKIAIOSFODNN7EXAMPLE"}, // long-term
-		{"an AWS access key id", "ASIAIOSFODNN7EXAMPLE"}, // temporary (STS)
+		{"a GitLab token", "glpat-" + strings.Repeat("x_-", 10)}, // ends in a '-'
+		{"an AWS access key id", "AKIAIOSFODNN7EXAMPLE"},         // long-term
+		{"an AWS access key id", "ASIAIOSFODNN7EXAMPLE"},         // temporary (STS)
 		{"a Slack token", "xoxa-123456-abcdefghij"},
 		{"a Slack token", "xoxb-123456789012-abcdefghijklmnop"},
 		{"a Slack token", "xoxp-123456-abcdefghij"},
@@ -36,6 +37,7 @@ func TestSecretPatternsEveryFormat(t *testing.T) {
 		{"an OpenAI API key", "sk-admin-" + strings.Repeat("Q", 40)},
 		{"an OpenAI API key", "sk-" + strings.Repeat("a", 20) + "T3BlbkFJ" + strings.Repeat("b", 20)}, // legacy
 		{"a Google API key", "AIza" + strings.Repeat("k", 35)},
+		{"a Google API key", "AIza" + strings.Repeat("k_", 17) + "-"}, // the body's alphabet has '-' and '_'
 		{"a Stripe secret key", "sk_live_" + strings.Repeat("4", 24)},
 		{"a Stripe secret key", "rk_live_" + strings.Repeat("4", 24)}, // restricted key
 		{"a Hugging Face token", "hf_" + strings.Repeat("h", 34)},
