@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,6 +60,11 @@ func cancelledID(msg *rpcMessage) json.RawMessage {
 type sdkCalls struct {
 	mu    sync.Mutex
 	calls map[fastCallKey]*sdkCall
+
+	// served counts the requests passed to the SDK, and tracked those of
+	// them that were calls a cancellation could end, for tests: which
+	// path took a request.
+	served, tracked atomic.Int64
 }
 
 type sdkCall struct {
@@ -77,6 +83,7 @@ func newSDKCalls() *sdkCalls { return &sdkCalls{calls: make(map[fastCallKey]*sdk
 // first ends the POST of the call it names, then goes to the SDK, which
 // cancels the handler (and the upstream request).
 func (c *sdkCalls) serve(sdk http.Handler, w http.ResponseWriter, r *http.Request) {
+	c.served.Add(1)
 	msg := messageOf(r)
 	sid := r.Header.Get(sessionIDHeader)
 	if r.Method != http.MethodPost || msg == nil || sid == "" {
@@ -106,6 +113,7 @@ func (c *sdkCalls) serve(sdk http.Handler, w http.ResponseWriter, r *http.Reques
 		sdk.ServeHTTP(w, r)
 		return
 	}
+	c.tracked.Add(1)
 	defer func() {
 		c.mu.Lock()
 		delete(c.calls, key)

@@ -11,8 +11,8 @@ import (
 // notifications/cancelled gets no JSON-RPC answer, as the spec asks of the
 // receiver of a cancellation (a direct server does not answer either): its
 // POST ends as an SSE stream without the response, on the fast path
-// through net/http and on the lane, and on the SDK path (a call with a
-// progress token). The server sees every cancellation, and the session and
+// through net/http and on the lane, and on the SDK path (a call whose
+// Mcp-Protocol-Version the SDK checks). The server sees every cancellation, and the session and
 // the lane connection go on serving.
 func TestCancelledCallsGetNoAnswer(t *testing.T) {
 	url, token, g, logs := fastPathGateway(t)
@@ -41,7 +41,7 @@ func TestCancelledCallsGetNoAnswer(t *testing.T) {
 		h       http.Header
 		replies []rpcReply
 	}
-	callAndCancel := func(t *testing.T, id, meta string) answer {
+	callAndCancel := func(t *testing.T, s *rawSession, id, meta string) answer {
 		t.Helper()
 		done := make(chan answer, 1)
 		go func() {
@@ -58,14 +58,31 @@ func TestCancelledCallsGetNoAnswer(t *testing.T) {
 		}
 	}
 
+	// Each case checks that its path took the call: the fast path's and
+	// the SDK path's counters.
 	t.Run("fast path", func(t *testing.T) {
-		a := callAndCancel(t, "7", "")
+		fast, sdk := g.fast.forwarded.Load(), g.sdk.tracked.Load()
+		a := callAndCancel(t, s, "7", "")
 		noAnswer(t, a.status, a.h, a.replies)
+		if g.fast.forwarded.Load() != fast+1 || g.sdk.tracked.Load() != sdk {
+			t.Errorf("fast-path calls %d -> %d, SDK-path calls %d -> %d; want the fast path",
+				fast, g.fast.forwarded.Load(), sdk, g.sdk.tracked.Load())
+		}
 		s.echo("after the fast path")
 	})
 	t.Run("SDK path", func(t *testing.T) {
-		a := callAndCancel(t, `"sdk-8"`, `{"progressToken":"p8"}`)
+		// A request whose Mcp-Protocol-Version is one the SDK supports
+		// but not the session's is the SDK's (the fast path leaves that
+		// check to it), as is its cancellation.
+		other := *s
+		other.t, other.version = t, "2025-06-18"
+		fast, sdk := g.fast.forwarded.Load(), g.sdk.tracked.Load()
+		a := callAndCancel(t, &other, `"sdk-8"`, `{"progressToken":"p8"}`)
 		noAnswer(t, a.status, a.h, a.replies)
+		if g.fast.forwarded.Load() != fast || g.sdk.tracked.Load() != sdk+1 {
+			t.Errorf("fast-path calls %d -> %d, SDK-path calls %d -> %d; want the SDK path",
+				fast, g.fast.forwarded.Load(), sdk, g.sdk.tracked.Load())
+		}
 		s.echo("after the SDK path")
 	})
 	t.Run("lane", func(t *testing.T) {

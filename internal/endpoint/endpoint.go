@@ -73,6 +73,7 @@ type Endpoint struct {
 
 	sessions *sessionLimit
 	fast     *fastPath
+	sdk      *sdkCalls // the SDK path's calls (cancel.go)
 	lane     *lane
 	mux      *http.ServeMux
 	srv      *http.Server
@@ -92,7 +93,7 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 		&mcp.StreamableHTTPOptions{MaxRequestBodyBytes: opts.Limits.withDefaults().MaxBodyBytes})
 	fast := newFastPath(e)
 	sdkCalls := newSDKCalls() // cancel.go
-	e.fast = fast
+	e.fast, e.sdk = fast, sdkCalls
 	e.sessions.closed = fast.endSession
 	agg.SetReachable(func(ss *mcp.ServerSession) bool { return e.sessions.hasStream(ss.ID()) })
 	e.sessions.initialized = agg.AgentInitialized
