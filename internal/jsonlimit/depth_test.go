@@ -17,6 +17,7 @@ func TestDepthWithin(t *testing.T) {
 		{`{"a":"[[[[[[[["}`, 1, true}, // brackets in strings do not count
 		{`{"a":"\"[[[[["}`, 1, true},  // nor after an escaped quote
 		{`[[[]],[[]]]`, 3, true},      // siblings do not add up
+		{`]]]` + `[[[]]]`, 2, false},  // stray closers do not buy depth
 		{strings.Repeat("[", 1001) + strings.Repeat("]", 1001), MaxDepth, false},
 		{strings.Repeat("[", 1000) + strings.Repeat("]", 1000), MaxDepth, true},
 	}
