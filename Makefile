@@ -122,3 +122,24 @@ bench-smoke: ## a few seconds of the benchmark: it builds and answers right
 # of MB of downloads. CATALOG_SMOKE_ONLY=brave,notion narrows it.
 catalog-smoke: ## start every npm catalog entry through the gateway (not in make test; minutes, downloads)
 	$(GO) test -tags catalogsmoke -run '^TestCatalogSmokeAll$$' -count=1 -timeout 60m -v ./cmd/mcp-gateway/
+
+# Mutation testing (docs/mutation.md): gremlins changes the code of one
+# package a small step at a time (a flipped condition, an off-by-one, a
+# wrong operator) and runs that package's tests on each change; a change no
+# test fails on "lives". Slow (a test run per mutant), so not part of
+# `make test`: PKG chooses the packages, e.g. make mutate PKG=internal/redact.
+# Each mutant's tests may run MUTATE_TIMEOUT_COEF times as long as the
+# package's tests did unmutated before it counts as timed out (a mutant that
+# makes a wait endless); gremlins has no fixed timeout. go run fetches the
+# pinned version through the module proxy on first use.
+GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+PKG ?= internal/redact internal/jsonlimit internal/auth internal/intercept internal/catalog
+MUTATE_WORKERS ?= 1
+MUTATE_TIMEOUT_COEF ?= 10
+.PHONY: mutate
+mutate:
+	@for p in $(PKG); do \
+		echo "== mutation testing ./$$p (one test run of the package per mutant; minutes)"; \
+		$(GO) run $(GREMLINS) unleash --workers $(MUTATE_WORKERS) --timeout-coefficient $(MUTATE_TIMEOUT_COEF) \
+			--output-statuses lt ./$$p || exit 1; \
+	done
