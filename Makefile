@@ -137,7 +137,7 @@ PKG ?= internal/redact internal/jsonlimit internal/auth internal/intercept inter
 MUTATE_WORKERS ?= 1
 MUTATE_TIMEOUT_COEF ?= 10
 .PHONY: mutate
-mutate:
+mutate: ## mutation testing with gremlins, PKG=... per package (slow; docs/mutation.md)
 	@for p in $(PKG); do \
 		echo "== mutation testing ./$$p (one test run of the package per mutant; minutes)"; \
 		$(GO) run $(GREMLINS) unleash --workers $(MUTATE_WORKERS) --timeout-coefficient $(MUTATE_TIMEOUT_COEF) \
