@@ -132,6 +132,8 @@ func TestParseErrors(t *testing.T) {
 		{"bad entry name", `{"servers": {"github/a": {"command": ["a"]}}}`, []string{`entry "github/a"`, "invalid name"}},
 		{"no package or command", entry(`{"description": "d"}`), []string{`entry "x"`, `needs one of "package", "command", "remote", "unavailable"`}},
 		{"package and remote", entry(`{"package": {"manager": "npm", "name": "p"}, "remote": {"url": "https://h/mcp"}}`), []string{`entry "x"`, "more than one of"}},
+		{"command and remote", entry(`{"command": ["a"], "remote": {"url": "https://h/mcp"}}`), []string{`entry "x"`, "more than one of"}},
+		{"remote and unavailable", entry(`{"remote": {"url": "https://h/mcp"}, "unavailable": {"reason": "r", "howTo": "h"}}`), []string{`entry "x"`, "more than one of"}},
 		{"remote bad url", entry(`{"remote": {"url": "ftp://h"}}`), []string{`entry "x"`, "remote: url:"}},
 		{"unavailable without howTo", entry(`{"unavailable": {"reason": "r"}}`), []string{`entry "x"`, "needs reason and howTo"}},
 		{"version range", entry(`{"package": {"manager": "npm", "name": "p", "version": "^1.2"}}`), []string{`entry "x"`, "version: must be an exact version"}},
