@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -86,5 +89,35 @@ func checkRan(t *testing.T, timeout, ran string) {
 	}
 	if _, err := os.Stat(ran); err != nil {
 		t.Fatalf("the tools hook never ran: %v", err)
+	}
+}
+
+// TestHungHookKilledWhole: a hook that never answers is killed at its
+// timeout with every process it started (its process group), not only the
+// shell the gateway ran: a child left behind would run on forever.
+func TestHungHookKilledWhole(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	doc, _ := failingToolsHook(t, "sleep 600 & echo $! > "+shellQuote(pidFile)+"; wait", ","+hangTimeout)
+	e := engine(t, doc, nil)
+	deadline := time.Now().Add(60 * time.Second)
+	var pid int
+	for pid == 0 && time.Now().Before(deadline) {
+		// The hook may time out before a loaded machine started its
+		// child: ask again until one did.
+		e.Visible(context.Background(), "srv", []*mcp.Tool{{Name: "echo"}})
+		if b, err := os.ReadFile(pidFile); err == nil {
+			pid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		}
+	}
+	if pid == 0 {
+		t.Fatal("the hook never started its child")
+	}
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("the hook's child %d outlived the hook's timeout", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
