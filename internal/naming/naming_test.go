@@ -96,3 +96,15 @@ func TestNamerSanitizedCollision(t *testing.T) {
 		t.Errorf("first tool lost its plain name: %v", got)
 	}
 }
+
+// TestSanitizeAtMaxLen: a name of exactly MaxLen characters is valid as it
+// is; one more and it is shortened with a hash.
+func TestSanitizeAtMaxLen(t *testing.T) {
+	at := strings.Repeat("a", MaxLen)
+	if got := Sanitize(at); got != at {
+		t.Errorf("Sanitize(%d characters) = %q, want it unchanged", MaxLen, got)
+	}
+	if got := Sanitize(at + "a"); len(got) != MaxLen || got == at {
+		t.Errorf("Sanitize(%d characters) = %q, want %d characters ending in a hash", MaxLen+1, got, MaxLen)
+	}
+}
