@@ -110,6 +110,10 @@ type Property struct {
 	// Note explains where this property deliberately differs from the E2B schema, or where its
 	// destination was worked out rather than read from the registry.
 	Note string `json:"note,omitempty"`
+	// Public marks a value that is not a secret (a directory to serve, a port, a switch), so
+	// redaction leaves it readable: an error such as "cannot access directory /data" is useless
+	// with the directory masked. Unmarked values are masked wherever they could be echoed.
+	Public bool `json:"public,omitempty"`
 }
 
 // Entry is one catalog server. Entries returned by a Catalog are copies: changing them does not

@@ -79,6 +79,29 @@ func TestResolveE2BKeys(t *testing.T) {
 		}
 	})
 
+	t.Run("path and port properties are public, secrets stay secret", func(t *testing.T) {
+		// A server's "Cannot access directory /nonexistent-dir" must reach the user unmasked.
+		s := resolveOK(t, cat, opts, `{"filesystem": {"paths": ["/nonexistent-dir"]}}`).Servers[0]
+		if !slices.Contains(s.Command, "/nonexistent-dir") {
+			t.Fatalf("Command = %q", s.Command)
+		}
+		if got := s.Secrets(); slices.Contains(got, "/nonexistent-dir") {
+			t.Errorf("Secrets() = %q: a directory to serve is no secret", got)
+		}
+		s = resolveOK(t, cat, opts, `{"kubectl": {"kubeconfig": "/home/u/.kube"}}`).Servers[0]
+		if got := s.Secrets(); slices.Contains(got, "/home/u/.kube/config") {
+			t.Errorf("Secrets() = %q: a kubeconfig path set in the env is no secret", got)
+		}
+		s = resolveOK(t, cat, opts, `{"glif": {"apiToken": "`+secret+`", "ids": "g1", "ignoredSaved": true}}`).Servers[0]
+		if got := s.Secrets(); slices.Contains(got, "true") || !slices.Contains(got, secret) || !slices.Contains(got, "g1") {
+			t.Errorf("Secrets() = %q: want the token and the ids, not the switch", got)
+		}
+		s = resolveOK(t, cat, opts, `{"sentry": {"authToken": "`+secret+`"}}`).Servers[0]
+		if got := s.Secrets(); !slices.Contains(got, secret) {
+			t.Errorf("Secrets() = %q: an argument token must stay secret", got)
+		}
+	})
+
 	t.Run("docker mount becomes the variable the image set", func(t *testing.T) {
 		s := resolveOK(t, cat, opts, `{"cloudRun": {"credentialsPath": "/home/user/adc.json"}}`).Servers[0]
 		if s.Env["GOOGLE_APPLICATION_CREDENTIALS"] != "/home/user/adc.json" {

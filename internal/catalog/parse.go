@@ -343,6 +343,8 @@ func parseProperty(name string, raw json.RawMessage) (Property, error) {
 			p.Required, err = decodeBool(m.Value)
 		case "positional":
 			p.Positional, err = decodeBool(m.Value)
+		case "public":
+			p.Public, err = decodeBool(m.Value)
 		default:
 			return Property{}, fmt.Errorf("unknown field %q", m.Key)
 		}

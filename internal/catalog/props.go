@@ -15,8 +15,9 @@ import (
 // applied is where the values of one entry's properties go.
 type applied struct {
 	args      []string          // property arguments, after the entry's fixed ones
-	argValues []string          // the config values inside args: secrets
+	argValues []string          // the config values inside args: secrets (but Public ones')
 	env       map[string]string // env-mapped properties
+	publicEnv []string          // the env variables set from Public properties
 	headers   map[string]string // header-mapped properties (remote entries), canonical names
 	values    map[string]string // every given property as text, for the entry's env templates
 }
@@ -64,6 +65,9 @@ func applyProperties(e Entry, fields map[string]json.RawMessage) (applied, error
 				a.env = make(map[string]string)
 			}
 			a.env[p.Env] = formatted
+			if p.Public {
+				a.publicEnv = append(a.publicEnv, p.Env)
+			}
 		case p.Header != "":
 			if !validHeaderValue(formatted) {
 				errs = append(errs, bad(errors.New("contains a line break or another control character, which a header value cannot")))
@@ -77,7 +81,7 @@ func applyProperties(e Entry, fields map[string]json.RawMessage) (applied, error
 		case p.Arg != "":
 			arg, _ := fill(p.Arg, map[string]string{name: argText(raw)})
 			flags = append(flags, arg)
-			a.argValues = append(a.argValues, argText(raw))
+			a.secretArg(p, argText(raw))
 		case p.Flag != "":
 			for _, el := range elems {
 				if p.Type == TypeBoolean {
@@ -87,12 +91,12 @@ func applyProperties(e Entry, fields map[string]json.RawMessage) (applied, error
 					continue
 				}
 				flags = append(flags, p.Flag, argText(el))
-				a.argValues = append(a.argValues, argText(el))
+				a.secretArg(p, argText(el))
 			}
 		default:
 			for _, el := range elems {
 				positional = append(positional, argText(el))
-				a.argValues = append(a.argValues, argText(el))
+				a.secretArg(p, argText(el))
 			}
 		}
 	}
@@ -101,6 +105,13 @@ func applyProperties(e Entry, fields map[string]json.RawMessage) (applied, error
 		return applied{}, joinProblems(errs)
 	}
 	return a, nil
+}
+
+// secretArg records v, an argument value of property p, as a secret unless p is Public.
+func (a *applied) secretArg(p Property, v string) {
+	if !p.Public {
+		a.argValues = append(a.argValues, v)
+	}
 }
 
 // checkProperty checks raw against p and returns the values it stands for: the elements of an

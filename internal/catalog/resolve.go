@@ -338,7 +338,7 @@ func (r *resolver) catalogServer(e Entry, fields map[string]json.RawMessage) (Se
 	if err != nil {
 		return ServerSpec{}, err
 	}
-	var public []string
+	public := a.publicEnv
 	for _, k := range slices.Sorted(maps.Keys(e.Env)) {
 		v, ok := fill(e.Env[k], a.values)
 		if !ok {
@@ -355,7 +355,7 @@ func (r *resolver) catalogServer(e Entry, fields map[string]json.RawMessage) (Se
 			env = make(map[string]string)
 		}
 		env[k] = v
-		if constant {
+		if constant || fromPublic(e, e.Env[k]) {
 			public = append(public, k)
 		}
 	}
@@ -365,6 +365,16 @@ func (r *resolver) catalogServer(e Entry, fields map[string]json.RawMessage) (Se
 	}
 	return ServerSpec{Name: e.Name, Kind: KindCatalog, Command: append(argv, a.args...), Env: env,
 		PublicEnv: public, ArgSecrets: a.argValues}, nil
+}
+
+// fromPublic reports whether template, a value of e.Env, is made only of Public properties.
+func fromPublic(e Entry, template string) bool {
+	for _, name := range placeholders(template) {
+		if !e.Properties[name].Public {
+			return false
+		}
+	}
+	return true
 }
 
 // command is the argv that starts entry e, before property arguments: the installed bin when

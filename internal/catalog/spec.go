@@ -42,11 +42,13 @@ type ServerSpec struct {
 	// gateway's environment (minus GATEWAY_ACCESS_TOKEN) for this server only. The values are
 	// secrets: never log them, except those named in PublicEnv. nil when there are none.
 	Env map[string]string
-	// PublicEnv names the Env variables whose values are catalog constants (BRAVE_MCP_TRANSPORT
-	// =stdio), not secrets: masking "stdio" would garble every log line that says it.
+	// PublicEnv names the Env variables whose values are not secrets: catalog constants
+	// (BRAVE_MCP_TRANSPORT=stdio) and Public properties (a directory). Masking "stdio" would
+	// garble every log line that says it; masking a directory hides which one is missing.
 	PublicEnv []string
 	// ArgSecrets are config values that Command carries as arguments (a catalog property whose
-	// server reads it nowhere else): secrets like Env values, to be masked the same way.
+	// server reads it nowhere else): secrets like Env values, to be masked the same way. Public
+	// properties' values are not among them.
 	ArgSecrets []string
 	// URL is the streamable-HTTP endpoint of a remote server: absolute http or https, without
 	// credentials. Set for KindRemote only.

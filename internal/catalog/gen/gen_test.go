@@ -59,3 +59,32 @@ func TestGenerateChecksNPMBins(t *testing.T) {
 		t.Error("generate accepted an npm bin the registry does not list")
 	}
 }
+
+// TestPublicRule pins which property names and types redaction may show: filesystem places and
+// non-strings, never a key, token or password, and never a header.
+func TestPublicRule(t *testing.T) {
+	for _, c := range []struct {
+		name, typ string
+		header    string
+		want      bool
+	}{
+		{"paths", "array", "", true},
+		{"storagePath", "string", "", true},
+		{"outputDir", "string", "", true},
+		{"allowedDirectories", "array", "", true},
+		{"sslKeyfile", "string", "", true},
+		{"kubeconfig", "string", "", true},
+		{"port", "integer", "", true},
+		{"readOnly", "boolean", "", true},
+		{"awsProfile", "string", "", false},
+		{"apiKey", "string", "", false},
+		{"authToken", "string", "", false},
+		{"password", "string", "", false},
+		{"url", "string", "", false},
+		{"tokenPath", "string", "X-Token", false},
+	} {
+		if got := public(c.name, &property{Type: c.typ, Header: c.header}); got != c.want {
+			t.Errorf("public(%s %s) = %v, want %v", c.name, c.typ, got, c.want)
+		}
+	}
+}

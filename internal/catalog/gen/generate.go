@@ -119,6 +119,7 @@ type (
 		Format      string `json:"format,omitempty"`
 		Unused      string `json:"unused,omitempty"`
 		Note        string `json:"note,omitempty"`
+		Public      bool   `json:"public,omitempty"`
 	}
 )
 
@@ -156,6 +157,11 @@ func generate(in inputs) ([]byte, error) {
 		}
 		if err := fix(e); err != nil {
 			return nil, fmt.Errorf("override %s: %w", key, err)
+		}
+	}
+	for _, e := range doc.Servers {
+		for name, p := range e.Properties {
+			p.Public = public(name, p)
 		}
 	}
 	return marshal(doc)

@@ -1,6 +1,9 @@
 package main
 
-import "errors"
+import (
+	"errors"
+	"strings"
+)
 
 // overrides are the corrections the facts cannot carry, applied after the facts, each with its
 // reason. An override of a key that is not in the E2B schema adds an entry of the gateway's own.
@@ -84,4 +87,32 @@ func kubeconfig(e *entry, name, suffix string) error {
 	}
 	p.Note = "E2B bind-mounts it where the Kubernetes client looks by default; here KUBECONFIG points at it"
 	return nil
+}
+
+// public decides which properties are not secrets, so that redaction leaves their values
+// readable. The registry does not say; the rule reads the property's name and type:
+//   - a boolean, integer or number is public: a switch, a port or a limit is no credential, and
+//     masking "true" or "8080" would garble every message that contains it;
+//   - a name ending in path, paths, dir, directory, directories, folder, keyfile, certfile or
+//     kubeconfig names a place in the filesystem, public even when the file it names holds a
+//     credential (credentialsPath, sslKeyfile): the path is not the key;
+//   - everything else (keys, tokens, passwords, user names, URLs that may embed credentials)
+//     stays secret.
+//
+// Values sent as HTTP headers always stay secret.
+func public(name string, p *property) bool {
+	if p.Header != "" {
+		return false
+	}
+	switch p.Type {
+	case "boolean", "integer", "number":
+		return true
+	}
+	lower := strings.ToLower(name)
+	for _, suffix := range []string{"path", "paths", "dir", "directory", "directories", "folder", "keyfile", "certfile", "kubeconfig"} {
+		if strings.HasSuffix(lower, suffix) {
+			return true
+		}
+	}
+	return false
 }
