@@ -210,14 +210,24 @@ func TestCatalogCommand(t *testing.T) {
 		}
 		return string(out)
 	}
-	table := run("github")
-	for _, want := range []string{"githubOfficial", "unavailable", "START", "PROPERTIES"} {
+	table := run("kube")
+	for _, want := range []string{"\nkubectl ", "\nkubernetes ", "unavailable", "START", "PROPERTIES"} {
 		if !strings.Contains(table, want) {
-			t.Errorf("catalog github lacks %q:\n%s", want, table)
+			t.Errorf("catalog kube lacks %q:\n%s", want, table)
 		}
 	}
 	if strings.Contains(table, "\nbrave ") {
-		t.Errorf("catalog github lists brave:\n%s", table)
+		t.Errorf("catalog kube lists brave:\n%s", table)
+	}
+	// A word that is also a name shows that entry, then names the other matches.
+	if one := run("github"); !strings.Contains(one, "name:        github\n") || !strings.Contains(one, `also matching "github": `) ||
+		!strings.Contains(one, "githubOfficial") {
+		t.Errorf("catalog github:\n%s", one)
+	}
+	// An exact name shows that entry whole, where the table cuts it short.
+	if one := run("filesystem"); !strings.Contains(one, "runs:        npx @modelcontextprotocol/server-filesystem@") ||
+		!strings.Contains(one, "paths*: a list of strings, positional argument") {
+		t.Errorf("catalog filesystem:\n%s", one)
 	}
 	var entries []catalog.Entry
 	if err := json.Unmarshal([]byte(run("close", "--json")), &entries); err != nil {

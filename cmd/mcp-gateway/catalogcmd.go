@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 )
@@ -15,7 +17,7 @@ func runCatalog(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mcp-gateway catalog", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: mcp-gateway catalog [--json] [--catalog FILE] [word]   (the servers known by name, or those matching word)\n\nFlags:\n")
+		fmt.Fprint(stderr, "Usage: mcp-gateway catalog [--json] [--catalog FILE] [name|word]   (all servers, one whole, or those matching word)\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
 	asJSON := fs.Bool("json", false, "print JSON for machines: every field, with properties and where they go")
@@ -42,6 +44,19 @@ func runCatalog(args []string, stdout, stderr io.Writer) error {
 	cat, err := set.loadCatalog()
 	if err != nil {
 		return fmt.Errorf("load catalog: %w", err)
+	}
+	if len(words) == 1 && !*asJSON {
+		if _, ok := cat.Lookup(words[0]); ok {
+			if err := cat.WriteEntry(stdout, words[0]); err != nil {
+				return err
+			}
+			others := slices.DeleteFunc(cat.Search(words[0]).Names(), func(n string) bool { return n == words[0] })
+			if len(others) == 0 {
+				return nil
+			}
+			_, err := fmt.Fprintf(stdout, "\nalso matching %q: %s\n", words[0], strings.Join(others, ", "))
+			return err
+		}
 	}
 	if len(words) == 1 {
 		cat = cat.Search(words[0])

@@ -8,30 +8,63 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 )
 
-// WriteTable writes the catalog for people (`mcp-gateway catalog`): one aligned row per entry
-// with NAME, START (npm, pypi, remote, unavailable, builtin, command), RUNS, PROPERTIES
-// (required ones marked with '*', those not passed through the environment with where they go
-// instead) and DESCRIPTION, cut to one short line.
+// WriteTable writes the catalog for people (`mcp-gateway catalog`): one row per entry with NAME,
+// START (npm, pypi, remote, unavailable, builtin, command), PROPERTIES (required ones marked
+// with '*', those not passed through the environment with where they go instead) and
+// DESCRIPTION, the row cut to TableWidth columns so it fits a terminal; a cut cell ends in "…"
+// and the footer says where the whole entry is (WriteEntry, WriteJSON). How an entry runs is
+// left to those two: a package spec or URL alone is wider than the rest of the row.
 func (c *Catalog) WriteTable(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTART\tRUNS\tPROPERTIES\tDESCRIPTION")
-	for _, e := range c.Entries() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, e.Package.Manager, runs(e), propertyList(e), shorten(e.Description, maxDescription))
+	entries := c.Entries()
+	rows := [][]string{{"NAME", "START", "PROPERTIES", "DESCRIPTION"}}
+	for _, e := range entries {
+		rows = append(rows, []string{e.Name, string(e.Package.Manager), shorten(propertyList(e), maxProperties), e.Description})
+	}
+	// Names are never cut (they are what the user types next); the description takes what the
+	// other columns leave.
+	var fixed int
+	for col := range 3 {
+		width := 0
+		for _, r := range rows {
+			width = max(width, utf8.RuneCountInString(r[col]))
+		}
+		fixed += width + columnGap
+	}
+	descWidth := max(TableWidth-fixed, minDescription)
+	tw := tabwriter.NewWriter(w, 0, 0, columnGap, ' ', 0)
+	for i, r := range rows {
+		if i > 0 {
+			r[3] = shorten(r[3], descWidth)
+		}
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("write catalog table: %w", err)
 	}
-	if _, err := fmt.Fprintln(w, "* required property; (argument): the server reads it only from its command line, which other processes in the sandbox can see;\n"+
-		"(header): sent to the remote server; (unused): accepted for E2B compatibility, not passed on (only Docker used it); `--json` has the details"); err != nil {
+	if _, err := fmt.Fprint(w, tableFooter); err != nil {
 		return fmt.Errorf("write catalog table: %w", err)
 	}
 	return nil
 }
 
-// maxDescription bounds the description column, so a row fits a terminal line or two.
-const maxDescription = 72
+const (
+	// TableWidth is the widest line WriteTable writes for the embedded catalog: a terminal's
+	// usual 100 columns. An override entry with a very long name can widen it.
+	TableWidth = 100
+	columnGap  = 2
+	// maxProperties caps the PROPERTIES column: one entry has over twenty.
+	maxProperties = 24
+	// minDescription keeps a few words of description even beside very long names.
+	minDescription = 16
+)
+
+const tableFooter = `* required property; (argument): read from the command line, which other processes can see;
+(header): sent to the remote server; (unused): accepted for E2B compatibility, not passed on.
+A cell cut short ends in "…": 'mcp-gateway catalog <name>' shows one entry whole, --json all.
+`
 
 // shorten cuts s to its first line and at most n runes, marking a cut with "…".
 func shorten(s string, n int) string {

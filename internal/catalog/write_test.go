@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestWriteTable(t *testing.T) {
@@ -24,17 +25,18 @@ func TestWriteTable(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	want := [][]string{
-		{"NAME", "START", "RUNS", "PROPERTIES", "DESCRIPTION"},
-		{"docker", "unavailable", "-", "k* (unused)", "Needs Docker"},
-		{"hosted", "remote", "https://mcp.example.com/mcp", "key* (header)", "Hosted"},
-		{"long-named-server", "pypi", "uvx --from pkg==1.0 pkg-bin", "-", "PyPI"},
-		{"tool", "command", "/bin/tool serve --stdio", "a* (argument), b (argument), c", "A tool"},
-		{"x", "builtin", "built in", "-", "Built in"},
+		{"NAME", "START", "PROPERTIES", "DESCRIPTION"},
+		{"docker", "unavailable", "k* (unused)", "Needs Docker"},
+		{"hosted", "remote", "key* (header)", "Hosted"},
+		{"long-named-server", "pypi", "-", "PyPI…"},
+		{"tool", "command", "a* (argument), b (argum…", "A tool"},
+		{"x", "builtin", "-", "Built in"},
 	}
-	if len(lines) != len(want)+2 || !strings.HasPrefix(lines[len(lines)-2], "* required property; (argument):") {
+	if len(lines) != len(want)+3 || !strings.HasPrefix(lines[len(lines)-3], "* required property; (argument):") ||
+		!strings.Contains(lines[len(lines)-1], "'mcp-gateway catalog <name>' shows one entry whole, --json all") {
 		t.Fatalf("table:\n%s", buf.String())
 	}
-	// Every column starts at the same offset on every line.
+	// Every column starts at the same column (in runes: "…" is one) on every line.
 	var offsets []int
 	for i, cells := range want {
 		line := lines[i]
@@ -45,7 +47,7 @@ func TestWriteTable(t *testing.T) {
 			if j < 0 {
 				t.Fatalf("line %q lacks %q", line, cell)
 			}
-			at = append(at, pos+j)
+			at = append(at, utf8.RuneCountInString(line[:pos+j]))
 			pos += j + len(cell)
 		}
 		if offsets == nil {
@@ -56,17 +58,58 @@ func TestWriteTable(t *testing.T) {
 	}
 }
 
+// TestWriteTableEmbedded: the embedded catalog's table fits TableWidth columns on every line,
+// with every entry's name whole.
 func TestWriteTableEmbedded(t *testing.T) {
+	c := embeddedCatalog(t)
 	var buf bytes.Buffer
-	if err := embeddedCatalog(t).WriteTable(&buf); err != nil {
+	if err := c.WriteTable(&buf); err != nil {
 		t.Fatal(err)
 	}
 	out := buf.String()
-	for _, w := range []string{"uvx mcp-server-time==", "npx @modelcontextprotocol/server-filesystem@2026.8.31", "paths* (argument)", "storagePath (argument)", "built in",
-		"npx @modelcontextprotocol/server-everything@2026.8.31 stdio", "https://mcp.close.com/mcp", "apiKey* (header)", "githubOfficial"} {
+	for i, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if n := utf8.RuneCountInString(line); n > TableWidth {
+			t.Errorf("line %d is %d columns wide: %q", i+1, n, line)
+		}
+	}
+	for _, name := range c.Names() {
+		if !strings.Contains(out, "\n"+name+" ") {
+			t.Errorf("table lacks entry %q", name)
+		}
+	}
+	for _, w := range []string{"paths* (argument)", "storagePath (argument)", "apiKey* (header)", "Local filesystem access with"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("table lacks %q:\n%s", w, out)
 		}
+	}
+}
+
+// TestWriteEntry: `catalog <name>` shows what the table cuts: how it runs, every property with
+// its destination and description, the notes, within TableWidth columns but for unbreakable words.
+func TestWriteEntry(t *testing.T) {
+	c := embeddedCatalog(t)
+	var buf bytes.Buffer
+	if err := c.WriteEntry(&buf, "sentry"); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"name:        sentry\n", "runs:        uvx mcp-server-sentry==", "authToken*: a string, argument --auth-token"} {
+		if !strings.Contains(buf.String(), w) {
+			t.Errorf("entry lacks %q:\n%s", w, buf.String())
+		}
+	}
+	for _, name := range c.Names() {
+		buf.Reset()
+		if err := c.WriteEntry(&buf, name); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n") {
+			if utf8.RuneCountInString(line) > TableWidth && strings.Contains(strings.TrimSpace(line), " ") {
+				t.Errorf("%s: line wider than %d columns: %q", name, TableWidth, line)
+			}
+		}
+	}
+	if err := c.WriteEntry(&buf, "no-such-entry"); err == nil {
+		t.Error("WriteEntry of an unknown name: no error")
 	}
 }
 
