@@ -246,21 +246,22 @@ func TestCatalogCommand(t *testing.T) {
 }
 
 // TestCatalogArgumentPropertyRedacted: a catalog property passed as an argument (for servers
-// that read a key nowhere else) is masked in the log like an env value, and a constant env
-// value of the entry is not. The entry comes from the template's catalog override, as a
-// template author would add one.
+// that read a key nowhere else) is masked in the log like an env value; a constant env value
+// of the entry and a "public" property (a directory) are not. The entry comes from the
+// template's catalog override, as a template author would add one.
 func TestCatalogArgumentPropertyRedacted(t *testing.T) {
 	sb := newTestbox(t)
 	argv, env := fixture.Command(fixture.Options{Name: "argserver", Tools: []string{"echo"}})
 	// The shell prints its first argument and the constant to stderr (which the gateway logs),
 	// then becomes the fixture.
-	script := `echo "token=$1 mode=$MODE_CONST" >&2; exec env ` + strings.Join(env, " ") + ` "$0" ` + strings.Join(argv[1:], " ")
+	script := `echo "token=$1 dir=$2 mode=$MODE_CONST" >&2; exec env ` + strings.Join(env, " ") + ` "$0" ` + strings.Join(argv[1:], " ")
 	override := map[string]any{"servers": map[string]any{"argserver": map[string]any{
 		"description": "prints its argument",
 		"command":     []string{"/bin/sh", "-c", script, argv[0]},
 		"env":         map[string]string{"MODE_CONST": "stdio-constant"},
 		"properties": map[string]any{
 			"authToken": map[string]any{"type": "string", "required": true, "positional": true},
+			"dir":       map[string]any{"type": "string", "required": true, "positional": true, "public": true},
 		},
 	}}}
 	if err := os.MkdirAll(filepath.Dir(sb.catalog), 0o755); err != nil {
@@ -270,7 +271,7 @@ func TestCatalogArgumentPropertyRedacted(t *testing.T) {
 	if err := os.WriteFile(sb.catalog, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sb.mustLaunch(`{"argserver": {"authToken": "arg-secret-0123456789"}}`)
+	sb.mustLaunch(`{"argserver": {"authToken": "arg-secret-0123456789", "dir": "/nonexistent-dir"}}`)
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(sb.log(), "token=") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -281,5 +282,9 @@ func TestCatalogArgumentPropertyRedacted(t *testing.T) {
 	}
 	if !strings.Contains(log, "mode=stdio-constant") {
 		t.Errorf("constant env value masked or missing:\n%s", log)
+	}
+	// A public property (a directory to serve) is no secret: an error about it must name it.
+	if !strings.Contains(log, "dir=/nonexistent-dir") {
+		t.Errorf("public property masked or missing:\n%s", log)
 	}
 }
