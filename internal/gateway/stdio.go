@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/stdioserve"
@@ -42,7 +43,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		}
 		return nil, aggregate.ErrNeedsSession
 	}
-	err := g.agg.Server().Run(ctx, t)
+	err := serveSession(ctx, g.agg.Server(), t)
 	if ctx.Err() == nil {
 		g.log.Info().Msg("stdin closed; shutting down")
 	} else {
@@ -53,4 +54,25 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 		return fmt.Errorf("serve stdio: %w", err)
 	}
 	return nil
+}
+
+// serveSession is the SDK's Server.Run, but tells t when the session is
+// connected, so that t reads the client's first message only then (see
+// stdioserve.Transport.Connected).
+func serveSession(ctx context.Context, s *mcp.Server, t *stdioserve.Transport) error {
+	ss, err := s.Connect(ctx, t, nil)
+	if err != nil {
+		return err
+	}
+	t.Connected()
+	closed := make(chan error, 1)
+	go func() { closed <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-closed
+		return ctx.Err()
+	case err := <-closed:
+		return err
+	}
 }

@@ -27,7 +27,7 @@ func New(in io.Reader, out io.Writer, grace time.Duration) *Transport {
 	// The gate bounds a line; the SDK's own cap counts a frame's bytes as its
 	// decoder reads ahead, which may take in part of the next line.
 	inner := &mcp.IOTransport{Reader: io.NopCloser(spy), Writer: w, MaxLineLength: -1}
-	return &Transport{Inner: inner, Grace: grace, out: w, batches: spy, gated: true}
+	return &Transport{Inner: inner, Grace: grace, out: w, batches: spy, gated: true, ready: make(chan struct{})}
 }
 
 // lineWriter is stdout, shared by the SDK's transport and the raw path:
@@ -82,6 +82,24 @@ type Transport struct {
 	out     *lineWriter // New's stdout
 	batches *batchSpy   // New's stdin: which requests came in a batch
 	gated   bool        // New's stdin passes a lineGate: a bad message need not end the session
+
+	// ready holds back the client's first message until Connected: the
+	// SDK's Server.Connect starts reading before it records which versions
+	// this transport serves (SupportsProtocolVersion), and a server/discover
+	// read in that moment would be answered with every version the SDK
+	// knows. nil (a Transport not made by New): no wait.
+	ready     chan struct{}
+	readyOnce sync.Once
+}
+
+// Connected tells the transport that the SDK's Server.Connect has returned,
+// so the client's messages may be read. Serve the Transport of New with
+// Server.Connect, then call Connected; Server.Run never does, and a session
+// served that way reads nothing.
+func (t *Transport) Connected() {
+	if t.ready != nil {
+		t.readyOnce.Do(func() { close(t.ready) })
+	}
 }
 
 // Connect implements mcp.Transport.
@@ -94,7 +112,7 @@ func (t *Transport) Connect(ctx context.Context) (mcp.Connection, error) {
 		c = &tolerantConn{Connection: c, out: t.out}
 	}
 	dc := &drainConn{Connection: c, grace: t.Grace, task: t.Task, initialized: t.Initialized, taskStatus: t.TaskStatus, pending: map[jsonrpc.ID]bool{}, cancelled: map[jsonrpc.ID]bool{}, listed: map[string]bool{},
-		changed: make(chan struct{}, 1), closed: make(chan struct{})}
+		changed: make(chan struct{}, 1), closed: make(chan struct{}), ready: t.ready}
 	if t.batches != nil {
 		dc.batches, dc.inBatch = t.batches, map[jsonrpc.ID]bool{}
 	}
@@ -125,7 +143,8 @@ type drainConn struct {
 	// them all (see batchSpy). inBatch holds those still pending.
 	batches *batchSpy
 	inBatch map[jsonrpc.ID]bool
-	eof     error // the inner connection's EOF, held while declined requests still go to the SDK
+	eof     error         // the inner connection's EOF, held while declined requests still go to the SDK
+	ready   chan struct{} // Transport.ready
 }
 
 // listKind names the list a list request or a list_changed notification is
@@ -144,6 +163,15 @@ func listKind(method string) string {
 }
 
 func (c *drainConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	if c.ready != nil {
+		select {
+		case <-c.ready:
+		case <-c.closed:
+			return nil, io.EOF
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	for {
 		msg, err := c.next(ctx)
 		if err != nil {
