@@ -141,6 +141,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--log-level", set.LogLevel,
 		"--max-sessions", strconv.Itoa(set.MaxSessions),
 		"--max-backoff", set.MaxBackoff.String(),
+		"--probe-interval", set.ProbeInterval.String(),
 		"--procs", strconv.Itoa(set.Procs),
 		"--interceptors", set.Interceptors,
 		"--allowed-origins", set.AllowedOrigins,

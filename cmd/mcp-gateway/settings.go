@@ -41,6 +41,8 @@ type settings struct {
 	MaxSessions int
 	// MaxBackoff is the longest wait between restarts of a crashing server.
 	MaxBackoff time.Duration
+	// ProbeInterval is how often each remote's session is pinged for /health.
+	ProbeInterval time.Duration
 	// auditOut, if set, receives the audit lines instead of the log's
 	// writer (not a flag; the daemon batches them, see logfile.Writer).
 	auditOut io.Writer
@@ -83,6 +85,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.LogLevel, "log-level", "info", "log level: debug, info, warn, error")
 	fs.IntVar(&s.MaxSessions, "max-sessions", endpoint.DefaultMaxSessions, "most agent sessions kept; beyond it the least recently used idle one is closed, or a new session gets 503 while all have calls in flight (sessions never expire on idle time)")
 	fs.DurationVar(&s.MaxBackoff, "max-backoff", 30*time.Second, "longest wait between restarts of a crashing server")
+	fs.DurationVar(&s.ProbeInterval, "probe-interval", 30*time.Second, "how often each remote server is pinged; one that fails or does not answer within min(interval, 10s) is degraded in /health until a call or ping succeeds")
 	fs.IntVar(&s.Procs, "procs", defaultProcs, "CPUs the gateway's own code may use at once (0: all, or $GOMAXPROCS)")
 	fs.StringVar(&s.AllowedOrigins, "allowed-origins", "", "comma-separated browser origins (https://host[:port]) allowed to use /mcp besides the gateway's own address; \"*\" allows any; requests without an Origin header (MCP clients outside a browser) are not affected")
 	fs.StringVar(&s.Interceptors, "interceptors", intercept.DefaultPath, "interceptor config file (README: Interceptors); may be absent at the default path")
@@ -166,6 +169,9 @@ func parseFlags(c command, args []string, stderr io.Writer) (*settings, *flag.Fl
 	if s.MaxBackoff <= 0 {
 		return nil, nil, &usageError{"--max-backoff must be positive"}
 	}
+	if s.ProbeInterval <= 0 {
+		return nil, nil, &usageError{"--probe-interval must be positive"}
+	}
 	if err := checkLimits(s.Limits); err != nil {
 		return nil, nil, &usageError{err.Error()}
 	}
@@ -189,7 +195,8 @@ func (s *settings) gatewayConfig(token string, log zerolog.Logger) gateway.Confi
 		ServersDir: s.ServersDir, CloneBaseURL: os.Getenv("MCP_GATEWAY_GITHUB_BASE_URL"),
 		Interceptors:   s.interceptors,
 		StartupTimeout: s.StartupTimeout, ShutdownGrace: s.ShutdownGrace, MaxBackoff: s.MaxBackoff,
-		MaxSessions: s.MaxSessions, Limits: s.Limits, Procs: s.Procs,
+		ProbeInterval: s.ProbeInterval,
+		MaxSessions:   s.MaxSessions, Limits: s.Limits, Procs: s.Procs,
 		AllowedOrigins: splitList(s.AllowedOrigins),
 	}
 }

@@ -83,6 +83,9 @@ type Config struct {
 	// MaxBackoff is the longest wait between restarts of a crashing
 	// server. Zero: supervisor.RestartPolicy's default.
 	MaxBackoff time.Duration
+	// ProbeInterval is how often each remote's session is pinged, so that
+	// /health shows a remote that stopped answering (zero: the default).
+	ProbeInterval time.Duration
 	// MaxSessions bounds agent sessions (endpoint.Options). Zero:
 	// endpoint.DefaultMaxSessions.
 	MaxSessions int
@@ -195,6 +198,7 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 		},
 		Redact:        red.String,
 		RestartPolicy: supervisor.RestartPolicy{MaxBackoff: cfg.MaxBackoff},
+		ProbeInterval: cfg.ProbeInterval,
 	}
 	g.installs = map[string]bool{}
 	for _, sp := range specs {

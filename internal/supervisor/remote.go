@@ -43,6 +43,10 @@ type RemoteOptions struct {
 	// Redact, if set, is applied to every message that quotes the remote
 	// (errors, log lines), so header values never reach a log.
 	Redact func(string) string
+	// ProbeInterval is how often a live session is pinged, so that /health
+	// sees a remote that stopped answering while no calls came. Zero means
+	// DefaultProbeInterval; negative turns the probe off.
+	ProbeInterval time.Duration
 	// RestartPolicy: backoff between reconnections and when a remote is
 	// failed, as for a stdio server.
 	RestartPolicy
@@ -50,6 +54,9 @@ type RemoteOptions struct {
 
 func (o *RemoteOptions) defaults() {
 	clientDefaults(&o.ConnectTimeout, &o.NewClient, &o.Redact)
+	if o.ProbeInterval == 0 {
+		o.ProbeInterval = DefaultProbeInterval
+	}
 	o.RestartPolicy.defaults()
 }
 
@@ -69,10 +76,17 @@ type Remote struct {
 	base  *http.Transport
 	where string // the URL without its query, for messages
 
-	lifecycle // mu guards cur and initRaw too
+	lifecycle // mu guards cur, initRaw and failing too
 	cur       *remoteSession
 	initRaw   json.RawMessage
+	// failing is why the latest call or probe of cur failed, "" after a
+	// success: Status reports the remote degraded while it is set.
+	failing string
 }
+
+// DefaultProbeInterval is RemoteOptions.ProbeInterval's default: well
+// inside the time an operator looks at /health after a remote breaks.
+const DefaultProbeInterval = 30 * time.Second
 
 // InitializeResultRaw is the remote's latest initialize result as it sent
 // it, with what the SDK's types leave out (the tasks capability); it is set
@@ -119,7 +133,11 @@ func (r *Remote) Spec() catalog.ServerSpec { return r.spec }
 func (r *Remote) Status() Status {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.statusLocked(r.spec.Name, 0)
+	st := r.statusLocked(r.spec.Name, 0)
+	if st.State == StateReady && r.failing != "" {
+		st.State, st.LastError = StateDegraded, r.failing
+	}
+	return st
 }
 
 // Run connects to the remote and keeps a session to it until ctx is done,

@@ -98,6 +98,7 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 	r.mu.Lock()
 	r.cur = sess
 	r.lastErr = ""
+	r.failing = ""
 	r.setStateLocked(StateReady)
 	r.mu.Unlock()
 	r.log.Info().Str("url", r.where).Msg("remote server ready")
@@ -108,16 +109,36 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 // ended.
 func (r *Remote) hold(ctx context.Context, sess *remoteSession) error {
 	var err error
-	select {
-	case <-ctx.Done():
-	case <-sess.broken:
-		err = sess.breakErr
-	case <-sess.ended:
-		err = sess.waitErr
-		if err == nil {
-			err = errors.New("the remote closed the session")
+	var tick <-chan time.Time
+	if r.opts.ProbeInterval > 0 {
+		t := time.NewTicker(r.opts.ProbeInterval)
+		defer t.Stop()
+		tick = t.C
+	}
+	probing := make(chan struct{}, 1) // one probe at a time
+	defer func() { probing <- struct{}{} }()
+	for over := false; !over; {
+		select {
+		case <-tick:
+			select {
+			case probing <- struct{}{}:
+				go func() {
+					r.probe(ctx, sess)
+					<-probing
+				}()
+			default: // the last probe still waits for its answer
+			}
+		case <-ctx.Done():
+			over = true
+		case <-sess.broken:
+			err, over = sess.breakErr, true
+		case <-sess.ended:
+			err = sess.waitErr
+			if err == nil {
+				err = errors.New("the remote closed the session")
+			}
+			err, over = r.describe(sess.rt, err), true
 		}
-		err = r.describe(sess.rt, err)
 	}
 	r.mu.Lock()
 	if r.cur == sess {
@@ -134,6 +155,50 @@ func (r *Remote) hold(ctx context.Context, sess *remoteSession) error {
 		err = r.clean(err)
 	}
 	return err
+}
+
+// probe pings sess, so that a remote that stopped answering is seen while
+// no calls come: an unreachable remote ends the session (as a call that
+// finds it so does), an HTTP error or no answer within the probe's time
+// leaves the remote degraded until a call or probe succeeds.
+func (r *Remote) probe(ctx context.Context, sess *remoteSession) {
+	wait := min(r.opts.ProbeInterval, 10*time.Second)
+	pctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	err := sess.cs.Ping(pctx, nil)
+	if ctx.Err() != nil {
+		return
+	}
+	var wire *jsonrpc.Error
+	switch {
+	case err == nil:
+	case errors.As(err, &wire) && wire.Code != codeRejected:
+		err = nil // an answer, if not the one hoped for
+	case pctx.Err() != nil:
+		err = fmt.Errorf("%s: no answer to a ping within %s", r.where, wait)
+	default:
+		status, rtErr := sess.rt.last()
+		err = r.clean(r.describe(sess.rt, err))
+		if rtErr != nil || status == http.StatusUnauthorized || status == http.StatusForbidden {
+			sess.markBroken(err)
+		}
+	}
+	r.noteOutcome(sess, err)
+}
+
+// noteOutcome records how the latest call or probe of sess went: err nil
+// for an answer, else the transport-level failure.
+func (r *Remote) noteOutcome(sess *remoteSession, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.cur != sess {
+		return
+	}
+	if err == nil {
+		r.failing = ""
+	} else {
+		r.failing = firstLine(err.Error())
+	}
 }
 
 // describe rewrites a failed exchange with the remote in terms of what the
@@ -213,6 +278,7 @@ func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) err
 	err = fn(sess)
 	if err == nil {
 		sess.served.Store(true)
+		r.noteOutcome(sess, nil)
 		return nil
 	}
 	if status := sess.rt.sessionGone(); status != 0 || errors.Is(err, mcp.ErrSessionMissing) {
@@ -228,6 +294,7 @@ func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) err
 		sess = next
 		if err = fn(sess); err == nil {
 			sess.served.Store(true)
+			r.noteOutcome(sess, nil)
 			return nil
 		}
 	}
@@ -235,6 +302,7 @@ func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) err
 	var wire *jsonrpc.Error
 	if !rejected && errors.As(err, &wire) {
 		sess.served.Store(true) // an answer, if not the one hoped for
+		r.noteOutcome(sess, nil)
 		return err
 	}
 	if ctx.Err() != nil {
@@ -251,7 +319,9 @@ func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) err
 	case rejected:
 		// The remote refused this request with an HTTP error (a 5xx, a 429)
 		// that leaves the session usable.
-		return &CallError{Server: r.spec.Name, Err: r.clean(r.describe(sess.rt, err))}
+		failed := r.clean(r.describe(sess.rt, err))
+		r.noteOutcome(sess, failed)
+		return &CallError{Server: r.spec.Name, Err: failed}
 	}
 	// Neither an answer nor an HTTP failure: give the SDK a moment to report
 	// a dead connection. A session still alive after that only failed this
@@ -259,6 +329,9 @@ func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) err
 	select {
 	case <-sess.ended:
 	case <-time.After(time.Second):
+		if status != 0 { // an HTTP error, not a result the SDK refused
+			r.noteOutcome(sess, r.clean(r.describe(sess.rt, err)))
+		}
 		return &CallError{Server: r.spec.Name, Err: r.clean(err)}
 	}
 	failed := r.clean(r.describe(sess.rt, err))

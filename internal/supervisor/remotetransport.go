@@ -89,6 +89,10 @@ func (t *remoteTransport) initializeResult() json.RawMessage {
 }
 
 func (t *remoteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Method == http.MethodGet {
+		// The SDK's standalone stream: see lateStream.
+		return lateStream(req, t.roundTrip), nil
+	}
 	// remoteRaw bounds its own POSTs.
 	if _, bounded := req.Context().Deadline(); bounded || req.Method != http.MethodPost ||
 		req.Context().Value(rawRequestKey{}) != nil || isCall(req) {

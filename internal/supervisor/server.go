@@ -24,8 +24,12 @@ import (
 type State string
 
 const (
-	StateStarting   State = "starting"   // preparing or starting for the first time
-	StateReady      State = "ready"      // a live session is available
+	StateStarting State = "starting" // preparing or starting for the first time
+	StateReady    State = "ready"    // a live session is available
+	// StateDegraded: a remote has a session, but its latest call or liveness
+	// probe failed at the transport level (an HTTP error, no answer in time);
+	// LastError says how. The next success makes it ready again.
+	StateDegraded   State = "degraded"
 	StateRestarting State = "restarting" // exited; the next start is scheduled
 	StateFailed     State = "failed"     // crash loop or preparation failed; calls fail at once
 	StateStopped    State = "stopped"    // Run returned
