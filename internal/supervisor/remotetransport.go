@@ -203,7 +203,13 @@ func (t *remoteTransport) roundTrip(req *http.Request) (*http.Response, error) {
 			t.err, t.status = err, 0
 		}
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		t.err, t.status = nil, 0
+		// Any answer shows the remote reachable; only a POST's answer
+		// replaces the status of the POST before it: the SDK's standalone
+		// GET stream (re)opening says nothing about how calls fare.
+		t.err = nil
+		if req.Method == http.MethodPost {
+			t.status = 0
+		}
 	default:
 		// Statuses of POSTs only: the standalone GET stream may be refused
 		// (405) by remotes that do not offer it, which is no failure.
