@@ -100,6 +100,12 @@ type RoundTrip = func(ctx context.Context, method string, params json.RawMessage
 // When ctx ends first, the server is told with notifications/cancelled, as
 // the SDK's client does for its own requests.
 func (c *lineConn) roundTrip(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if c.era2026.Load() {
+		var err error
+		if params, err = c.meta.stamp(ctx, params); err != nil {
+			return nil, err
+		}
+	}
 	id, ch, err := c.raw.add()
 	if err != nil {
 		return nil, err

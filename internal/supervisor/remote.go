@@ -82,6 +82,7 @@ type Remote struct {
 	// failing is why the latest call or probe of cur failed, "" after a
 	// success: Status reports the remote degraded while it is set.
 	failing string
+	era     eraMemo // the protocol version a connection opens with
 }
 
 // DefaultProbeInterval is RemoteOptions.ProbeInterval's default: well

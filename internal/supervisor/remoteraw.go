@@ -37,6 +37,11 @@ type remoteRaw struct {
 	serve     func(method string) RequestHandler
 	n         atomic.Uint64
 	maxBytes  int
+	// era2026 is set when the session negotiated 2026-07-28: requests then
+	// carry meta's _meta members and the standard headers, and have no
+	// session. Set before the session is handed out, like cs.
+	era2026 bool
+	meta    *requestMeta
 	// sendTimeout and grace, if set, replace remoteSendTimeout and
 	// CancelledGrace (tests).
 	sendTimeout, grace time.Duration
@@ -44,6 +49,13 @@ type remoteRaw struct {
 
 // roundTrip is a RoundTrip on the remote session.
 func (r *remoteRaw) roundTrip(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	if r.era2026 {
+		var err error
+		if params, err = r.meta.stamp(ctx, params); err != nil {
+			return nil, err
+		}
+		ctx = context.WithValue(ctx, standardHeadersKey{}, standardHeaders{method, requestName(method, params)})
+	}
 	var body bytes.Buffer
 	id := fmt.Sprintf("%s%d", rawIDPrefix, r.n.Add(1))
 	body.WriteString(`{"jsonrpc":"2.0","id":"` + id + `","method":`)
@@ -76,6 +88,13 @@ func (r *remoteRaw) roundTrip(ctx context.Context, method string, params json.Ra
 	case <-ctx.Done():
 	}
 	settled := make(chan struct{})
+	if r.era2026 {
+		// The 2026 era cancels a request by closing its stream: there is
+		// no session for a notifications/cancelled to name it in.
+		stop()
+		close(settled)
+		return nil, &CancelledError{Err: ctx.Err(), settled: settled}
+	}
 	go func() {
 		defer close(settled)
 		defer stop()
@@ -224,6 +243,9 @@ func (r *remoteRaw) send(ctx context.Context, msg jsonrpc.Message) error {
 }
 
 func (r *remoteRaw) sendWith(ctx context.Context, msg jsonrpc.Message, sessionID, version string) error {
+	if req, ok := msg.(*jsonrpc.Request); ok && version >= Protocol2026 {
+		ctx = context.WithValue(ctx, standardHeadersKey{}, standardHeaders{method: req.Method})
+	}
 	b, err := jsonrpc.EncodeMessage(msg)
 	if err != nil {
 		return err
@@ -248,6 +270,12 @@ func (r *remoteRaw) sendWith(ctx context.Context, msg jsonrpc.Message, sessionID
 
 // sessionID and version are the session's, for the headers of a POST.
 func (r *remoteRaw) sessionID() string { return r.cs.ID() }
+
+// standardHeaders are the Mcp-Method and Mcp-Name headers of a 2026-era
+// POST, which the remote checks against the body.
+type standardHeaders struct{ method, name string }
+
+type standardHeadersKey struct{}
 
 func (r *remoteRaw) version() string {
 	if ir := r.cs.InitializeResult(); ir != nil && ir.ProtocolVersion != "" {
@@ -279,5 +307,11 @@ func (r *remoteRaw) postWith(ctx context.Context, body []byte, sessionID, versio
 		version = ProtocolVersion
 	}
 	req.Header.Set("Mcp-Protocol-Version", version)
+	if h, ok := ctx.Value(standardHeadersKey{}).(standardHeaders); ok && version >= Protocol2026 {
+		req.Header.Set("Mcp-Method", h.method)
+		if h.name != "" {
+			req.Header.Set("Mcp-Name", h.name)
+		}
+	}
 	return r.client.Do(req)
 }

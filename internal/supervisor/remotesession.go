@@ -51,11 +51,25 @@ func sessionGone(status int) error {
 	return fmt.Errorf("the remote no longer knows the session (HTTP %d: restarted or expired)", status)
 }
 
-// connect opens a session and runs OnReady. Errors say what the remote
-// answered, in words: an HTTP status, "unreachable", or a timeout.
+// connect opens a session and runs OnReady, in the era the remote speaks:
+// a remote that refuses the 2025 era is connected to again at once in the
+// 2026 era, which later connections keep (see era.go). Errors say what the
+// remote answered, in words: an HTTP status, "unreachable", or a timeout.
 func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
+	version := r.era.get()
+	sess, err := r.connectAs(ctx, version)
+	if err != nil && version < Protocol2026 && errors.Is(err, errLegacyRefused) {
+		r.log.Info().Msg("remote refused the 2025-11-25 initialize for 2026-07-28; connecting again in the 2026 era")
+		r.era.set(Protocol2026)
+		return r.connectAs(ctx, Protocol2026)
+	}
+	return sess, err
+}
+
+// connectAs is connect with the version the handshake opens with.
+func (r *Remote) connectAs(ctx context.Context, version string) (*remoteSession, error) {
 	sess := &remoteSession{broken: make(chan struct{})}
-	sess.raw = &remoteRaw{url: r.spec.URL}
+	sess.raw = &remoteRaw{url: r.spec.URL, meta: &requestMeta{}}
 	if f := r.opts.Intercept; f != nil {
 		sess.raw.intercept = func(n *jsonrpc.Request) bool { return f(r.spec.Name, n) }
 	}
@@ -64,23 +78,31 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 	}
 	sess.stream = newStandaloneRelay(sess.raw)
 	sess.rt = &remoteTransport{base: r.base, headers: r.spec.Headers, offer: r.opts.OfferCapabilities, gone: func(status int) { sess.markBroken(sessionGone(status)) },
-		stream: sess.stream.handle}
+		stream: sess.stream.handle, meta: sess.raw.meta}
 	client := &http.Client{Transport: sess.rt}
 	sess.raw.client = client
 	tr := &mcp.StreamableClientTransport{Endpoint: r.spec.URL, HTTPClient: client}
 	cctx, cancel := context.WithTimeout(ctx, r.opts.ConnectTimeout)
 	defer cancel()
-	cs, err := r.opts.NewClient(r.spec.Name).Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := r.opts.NewClient(r.spec.Name).Connect(cctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		sess.stream.close()
+		if refusesLegacy(err) && version < Protocol2026 {
+			return nil, fmt.Errorf("%w: %w", errLegacyRefused, err)
+		}
 		if ctx.Err() == nil && cctx.Err() != nil {
 			return nil, r.clean(fmt.Errorf("%s: no MCP handshake within %s", r.where, r.opts.ConnectTimeout))
 		}
 		return nil, r.clean(r.describe(sess.rt, fmt.Errorf("mcp handshake: %w", err)))
 	}
 	sess.cs = cs
+	initRaw := sess.rt.initializeResult()
+	if is2026(cs) {
+		sess.raw.era2026 = true
+		initRaw = discoveredRaw(cs)
+	}
 	r.mu.Lock()
-	r.initRaw = sess.rt.initializeResult()
+	r.initRaw = initRaw
 	r.mu.Unlock()
 	sess.raw.cs = cs
 	sess.ended = make(chan struct{})
@@ -101,7 +123,7 @@ func (r *Remote) connect(ctx context.Context) (*remoteSession, error) {
 	r.failing = ""
 	r.setStateLocked(StateReady)
 	r.mu.Unlock()
-	r.log.Info().Str("url", r.where).Msg("remote server ready")
+	r.log.Info().Str("url", r.where).Str("protocol", cs.InitializeResult().ProtocolVersion).Msg("remote server ready")
 	return sess, nil
 }
 

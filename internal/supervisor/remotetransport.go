@@ -33,6 +33,9 @@ type remoteTransport struct {
 	stream func(req *http.Request, data []byte) bool
 	// sendTimeout, if set, replaces remoteSendTimeout (tests).
 	sendTimeout time.Duration
+	// meta learns the _meta of the SDK's server/discover, for the raw
+	// requests of a 2026-era session.
+	meta *requestMeta
 
 	mu        sync.Mutex
 	status    int      // status of the last non-2xx response, 0 if none
@@ -164,19 +167,37 @@ func (t *remoteTransport) roundTrip(req *http.Request) (*http.Response, error) {
 		// would fail with a bare "EOF".
 		req.Header["Idempotency-Key"] = nil
 	}
-	if req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
+	// A 2026-era request has no session but names its method in a header.
+	method := req.Header.Get("Mcp-Method")
+	if method == "server/discover" && t.meta != nil && req.GetBody != nil {
+		if body, err := req.GetBody(); err == nil {
+			if b, err := io.ReadAll(io.LimitReader(body, 1<<20)); err == nil {
+				if msg, err := jsonrpc.DecodeMessage(b); err == nil {
+					if call, ok := msg.(*jsonrpc.Request); ok {
+						t.meta.learn(call.Method, call.Params)
+					}
+				}
+			}
+			body.Close()
+		}
+	}
+	if req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" && method == "" {
 		if err := offerBody(req, t.offer); err != nil {
 			return nil, err
 		}
 	}
 	resp, err := t.base.RoundTrip(req)
-	if err == nil && req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" {
+	if err == nil && req.Method == http.MethodPost && req.Header.Get("Mcp-Session-Id") == "" && method == "" {
 		// The initialize request: keep its answer, for what the SDK's
-		// types leave out.
-		c := &capture{ReadCloser: resp.Body}
-		resp.Body = c
+		// types leave out. It is the first such POST of the session's
+		// transport; a remote that gives no session id (a stateless
+		// one) has every later POST without one too.
 		t.mu.Lock()
-		t.initBody = c
+		if t.initBody == nil {
+			c := &capture{ReadCloser: resp.Body}
+			resp.Body = c
+			t.initBody = c
+		}
 		t.mu.Unlock()
 	}
 	if req.Method == http.MethodDelete {

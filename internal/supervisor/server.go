@@ -35,9 +35,11 @@ const (
 	StateStopped    State = "stopped"    // Run returned
 )
 
-// ProtocolVersion is the MCP version the gateway speaks to upstreams. It is
-// pinned because the SDK's default first probes server/discover, which some
-// stdio servers answer by exiting and others by ignoring it until timeout.
+// ProtocolVersion is the MCP version the gateway first speaks to upstreams.
+// It is pinned because the SDK's default first probes server/discover, which
+// some stdio servers answer by exiting and others by ignoring it until
+// timeout. A server that refuses it for 2026-07-28 is spoken to in that era
+// (see era.go).
 const ProtocolVersion = "2025-11-25"
 
 // Options configure how servers are run. The zero value works.
@@ -133,6 +135,7 @@ type Server struct {
 	cur       *instance // the live instance, when ready
 	pid       int
 	initRaw   json.RawMessage // the latest start's initialize result, as sent
+	era       eraMemo         // the protocol version a start opens with
 }
 
 // instance is one start of a server: its process and the session over it.
@@ -326,8 +329,26 @@ func (s *Server) env() []string {
 	return append(env, s.extraEnv...)
 }
 
-// start starts one instance and completes the MCP handshake with it.
+// errLegacyRefused marks a start that ended because the server refused the
+// 2025-era initialize for the 2026 era.
+var errLegacyRefused = errors.New("the server refused the 2025-11-25 initialize")
+
+// start starts one instance and completes the MCP handshake with it, in the
+// era the server speaks: a server that refuses the 2025 era is started again
+// at once in the 2026 era, which its later restarts keep (see era.go).
 func (s *Server) start(ctx context.Context, argv []string, dir string) (*instance, error) {
+	version := s.era.get()
+	inst, err := s.startAs(ctx, argv, dir, version)
+	if err != nil && version < Protocol2026 && errors.Is(err, errLegacyRefused) {
+		s.log.Info().Msg("server refused the 2025-11-25 initialize for 2026-07-28; starting it again in the 2026 era")
+		s.era.set(Protocol2026)
+		return s.startAs(ctx, argv, dir, Protocol2026)
+	}
+	return inst, err
+}
+
+// startAs is start with the version the handshake opens with.
+func (s *Server) startAs(ctx context.Context, argv []string, dir, version string) (*instance, error) {
 	proc, err := startProcess(argv, dir, s.env(), s.opts.Groups, s.opts.Redact, func(line string) {
 		s.log.Info().Str("stream", "stderr").Msg(line)
 	})
@@ -360,8 +381,12 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 		case <-cctx.Done():
 		}
 	}()
-	cs, err := s.opts.NewClient(s.spec.Name).Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := s.opts.NewClient(s.spec.Name).Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
+		if refusesLegacy(err) && version < Protocol2026 {
+			proc.stop(0, s.opts.StopWait)
+			return nil, fmt.Errorf("%w: %w", errLegacyRefused, err)
+		}
 		// Whether it died by itself is known only before it is stopped: a
 		// server stopped for its silence would read "killed by signal 15".
 		// (The goroutine above cancels cctx when the process dies: only
@@ -382,8 +407,13 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 		return nil, withTail(fmt.Errorf("mcp handshake: %w", err), proc.tail.last(5))
 	}
 	inst := &instance{proc: proc, cs: cs, conn: t.conn, ended: make(chan struct{})}
+	initRaw := t.conn.initializeResult()
+	if is2026(cs) {
+		t.conn.era2026.Store(true)
+		initRaw = discoveredRaw(cs)
+	}
 	s.mu.Lock()
-	s.initRaw = t.conn.initializeResult()
+	s.initRaw = initRaw
 	s.mu.Unlock()
 	go func() {
 		_ = cs.Wait()
@@ -401,7 +431,7 @@ func (s *Server) start(ctx context.Context, argv []string, dir string) (*instanc
 	s.lastErr = ""
 	s.setStateLocked(StateReady)
 	s.mu.Unlock()
-	s.log.Info().Msg("server ready")
+	s.log.Info().Str("protocol", cs.InitializeResult().ProtocolVersion).Msg("server ready")
 	return inst, nil
 }
 

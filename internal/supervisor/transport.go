@@ -10,6 +10,7 @@ import (
 	"io"
 	"regexp"
 	"sync"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -79,6 +80,10 @@ type lineConn struct {
 	initMu     sync.Mutex
 	initID     jsonrpc.ID
 	initResult json.RawMessage
+	// meta is what raw requests carry in _meta once era2026 is set (the
+	// session negotiated 2026-07-28), learned from the SDK's discover.
+	meta    requestMeta
+	era2026 atomic.Bool
 
 	wmu sync.Mutex // serializes writes so each message is one line
 	w   io.WriteCloser
@@ -225,6 +230,9 @@ func oversizeResponse(prefix []byte, size, max int) jsonrpc.Message {
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if req, ok := msg.(*jsonrpc.Request); ok {
+		c.meta.learn(req.Method, req.Params)
+	}
 	if req, ok := msg.(*jsonrpc.Request); ok && req.Method == "initialize" {
 		c.initMu.Lock()
 		c.initID = req.ID

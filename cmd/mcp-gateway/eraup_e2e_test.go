@@ -1,0 +1,110 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+// startV2HTTPServer runs test/ts/v2server.mjs over HTTP with args until the test ends and returns its URL.
+func startV2HTTPServer(t *testing.T, ts string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("node", append([]string{filepath.Join(ts, "v2server.mjs"), "--http=0"}, args...)...)
+	cmd.Dir = ts
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var ready struct {
+		URL string `json:"url"`
+	}
+	if err != nil || json.Unmarshal([]byte(line), &ready) != nil || ready.URL == "" {
+		t.Fatalf("v2server --http: first line %q: %v", line, err)
+	}
+	return ready.URL
+}
+
+// TestUpstream2026Only: a server that speaks only MCP 2026-07-28 (the TypeScript SDK v2 with legacy: 'reject',
+// which refuses initialize) launches behind the gateway, over stdio and as a url, beside a 2025-only fixture; a Go
+// SDK client on the 2025 era lists both servers' tools and calls each, the 2026 server's with progress.
+func TestUpstream2026Only(t *testing.T) {
+	ts := tsHarness(t)
+	fx := map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "fx", Tools: []string{fixture.NoTools}, ExtraTools: []string{"hello"}})}
+	for _, c := range []struct {
+		name string
+		v2   func(t *testing.T) map[string]any
+	}{
+		{"stdio", func(t *testing.T) map[string]any {
+			return map[string]any{"runCmd": "node '" + filepath.Join(ts, "v2server.mjs") + "' --legacy=reject"}
+		}},
+		{"url", func(t *testing.T) map[string]any {
+			return map[string]any{"url": startV2HTTPServer(t, ts, "--legacy=reject")}
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sb := newTestbox(t)
+			sb.mustLaunch(mcpConfig(t, map[string]any{"v2": c.v2(t), "fx": fx}))
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			progress := make(chan float64, 16)
+			cs := sb.connect(ctx, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				progress <- req.Params.Progress
+			}})
+			if v := cs.InitializeResult().ProtocolVersion; v >= "2026" {
+				t.Logf("the client negotiated %s with the gateway", v)
+			}
+			names := toolNames(t, ctx, cs)
+			for _, want := range []string{"echo", "progress", "hello"} {
+				if !slices.Contains(names, want) {
+					t.Fatalf("tools %v: want %q\nlog:\n%s", names, want, sb.log())
+				}
+			}
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "through the gateway"}})
+			if err != nil || res.IsError || text(t, res) != "through the gateway" {
+				t.Fatalf("echo on the 2026 server: %+v %v\nlog:\n%s", res, err, sb.log())
+			}
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "hello", Arguments: map[string]any{}})
+			if err != nil || res.IsError || text(t, res) != "fx:hello" {
+				t.Fatalf("hello on the 2025 fixture: %+v %v", res, err)
+			}
+			params := &mcp.CallToolParams{Name: "progress", Arguments: map[string]any{"steps": 2}}
+			params.SetProgressToken("p-2026")
+			res, err = cs.CallTool(ctx, params)
+			if err != nil || res.IsError || text(t, res) != "done 2" {
+				t.Fatalf("progress on the 2026 server: %+v %v", res, err)
+			}
+			// The client hands notifications to its handler on a goroutine of their own: await them.
+			for i := 1; i <= 2; i++ {
+				select {
+				case got := <-progress:
+					if got != float64(i) {
+						t.Errorf("progress %d: got %v", i, got)
+					}
+				case <-ctx.Done():
+					t.Fatalf("progress %d never came\nlog:\n%s", i, sb.log())
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,209 @@
+package supervisor
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The protocol eras toward servers.
+//
+// MCP 2026-07-28 has no initialize handshake: each request carries the
+// protocol version and the client's capabilities in its _meta, and a server
+// tells its versions through server/discover. A server may speak both eras,
+// the 2026 one only, or the 2025 one only. The gateway's agent side still
+// relays the 2025 era's features (input requests as sampling and
+// elicitation requests, resources/subscribe, logging/setLevel), so a server
+// is spoken to in the 2025 era whenever it accepts it, and in the 2026 era
+// only when it refuses initialize:
+//
+//   - Every server is first sent a 2025-11-25 initialize, as before.
+//   - A server that answers it with UnsupportedProtocolVersionError (-32022)
+//     naming 2026-07-28 or later among its versions is a 2026-only server:
+//     its start is over (the SDK closes the connection on a failed
+//     handshake), and it is started again at once in the 2026 era, where
+//     the SDK's client sends server/discover first (and would still fall
+//     back to initialize, should the server change its mind).
+//   - The era learned is kept for the server's later restarts in this run,
+//     so the second start is paid once per run.
+//
+// There is no server/discover probe ahead of the start, on a sibling
+// process or otherwise: under this rule the probe could change nothing (a
+// server that speaks both eras stays on 2025 whatever it answers, and over
+// stdio it cannot even say that it does: the TypeScript SDK pins a stdio
+// connection to the era of its first message and answers server/discover
+// with 2026-07-28 alone). A server that exits or hangs on an unknown first
+// message is therefore never sent one, and a 2025 server's start costs
+// what it did. When the agent side speaks the 2026 era's features to 2025
+// agents, servers of both eras should move to 2026, and then a probe is
+// needed: see docs/era-2026.md.
+
+// Protocol2026 is the first protocol version of the stateless era.
+const Protocol2026 = "2026-07-28"
+
+// refusesLegacy reports whether err is a server's refusal of the 2025-era
+// initialize that names a 2026-era version it would speak instead.
+func refusesLegacy(err error) bool {
+	var wire *jsonrpc.Error
+	return errors.As(err, &wire) && wire.Code == mcp.CodeUnsupportedProtocolVersion && names2026(wire.Data)
+}
+
+// names2026 reports whether data (an UnsupportedProtocolVersionError's
+// data) lists a version of the 2026 era or later.
+func names2026(data json.RawMessage) bool {
+	var d mcp.UnsupportedProtocolVersionData
+	if json.Unmarshal(data, &d) != nil {
+		return false
+	}
+	for _, v := range d.Supported {
+		if v >= Protocol2026 {
+			return true
+		}
+	}
+	return false
+}
+
+// eraMemo is the protocol version a server's next start opens with: the
+// 2025 era until the server refuses it.
+type eraMemo struct {
+	mu      sync.Mutex
+	version string
+}
+
+func (e *eraMemo) get() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.version == "" {
+		return ProtocolVersion
+	}
+	return e.version
+}
+
+func (e *eraMemo) set(v string) {
+	e.mu.Lock()
+	e.version = v
+	e.mu.Unlock()
+}
+
+// is2026 reports whether a session negotiated the 2026 era.
+func is2026(cs *mcp.ClientSession) bool {
+	ir := cs.InitializeResult()
+	return ir != nil && ir.ProtocolVersion >= Protocol2026
+}
+
+// discoveredRaw is what InitializeResultRaw holds for a 2026-era server,
+// which sent no initialize result: the one the SDK made of its
+// server/discover answer.
+func discoveredRaw(cs *mcp.ClientSession) json.RawMessage {
+	b, err := json.Marshal(cs.InitializeResult())
+	if err != nil {
+		return nil
+	}
+	return b
+}
+
+// requestMeta holds the _meta members every request to a 2026-era server
+// carries (protocol version, client info and capabilities). They are taken
+// from the SDK's own server/discover request, so that the gateway's raw
+// requests declare what the SDK's requests do.
+type requestMeta struct {
+	mu   sync.Mutex
+	meta map[string]json.RawMessage
+}
+
+// learn records the _meta of params when method is server/discover.
+func (m *requestMeta) learn(method string, params json.RawMessage) {
+	if method != "server/discover" {
+		return
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || len(p.Meta) == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.meta = p.Meta
+	m.mu.Unlock()
+}
+
+// callerCapabilitiesKey carries the calling agent's client capabilities.
+type callerCapabilitiesKey struct{}
+
+// WithCallerCapabilities returns ctx carrying an agent's own client
+// capabilities (the 2026 form, as in _meta), which a raw request to a
+// 2026-era server then declares instead of the gateway's: the server shows
+// and asks each agent what it would show and ask it directly. A 2025-era
+// server has one session for all agents and never sees them.
+func WithCallerCapabilities(ctx context.Context, caps json.RawMessage) context.Context {
+	return context.WithValue(ctx, callerCapabilitiesKey{}, caps)
+}
+
+// stamp returns params with the era's _meta members added where params
+// does not set them already (an agent's progressToken stays).
+func (m *requestMeta) stamp(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	m.mu.Lock()
+	base := m.meta
+	m.mu.Unlock()
+	p := map[string]json.RawMessage{}
+	if len(bytes.TrimSpace(params)) > 0 && string(bytes.TrimSpace(params)) != "null" {
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("params: %v", err)}
+		}
+	}
+	meta := map[string]json.RawMessage{}
+	if raw := p["_meta"]; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &meta); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("params._meta: %v", err)}
+		}
+	}
+	if caps, ok := ctx.Value(callerCapabilitiesKey{}).(json.RawMessage); ok && len(caps) > 0 {
+		if _, set := meta[mcp.MetaKeyClientCapabilities]; !set {
+			meta[mcp.MetaKeyClientCapabilities] = caps
+		}
+	}
+	for k, v := range base {
+		if _, set := meta[k]; !set {
+			meta[k] = v
+		}
+	}
+	if _, set := meta[mcp.MetaKeyProtocolVersion]; !set {
+		meta[mcp.MetaKeyProtocolVersion] = json.RawMessage(`"` + Protocol2026 + `"`)
+	}
+	if _, set := meta[mcp.MetaKeyClientCapabilities]; !set {
+		meta[mcp.MetaKeyClientCapabilities] = json.RawMessage(`{}`)
+	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	p["_meta"] = b
+	return json.Marshal(p)
+}
+
+// requestName is what the Mcp-Name header of a 2026-era POST carries: the
+// tool or prompt name, or the resource URI, of the request (the server's
+// own, since the gateway's routing has translated it already).
+func requestName(method string, params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	switch method {
+	case "tools/call", "prompts/get":
+		if json.Unmarshal(params, &p) == nil {
+			return p.Name
+		}
+	case "resources/read":
+		if json.Unmarshal(params, &p) == nil {
+			return p.URI
+		}
+	}
+	return ""
+}

@@ -1,0 +1,191 @@
+package supervisor
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+// v2ServerScript returns the path of test/ts/v2server.mjs, a server on the
+// official TypeScript SDK v2, skipping the test where its packages are not
+// installed (CI installs them: there the test fails instead).
+func v2ServerScript(t testing.TB) string {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "test", "ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server")); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("test/ts/node_modules missing in CI (run 'npm ci' in test/ts): %v", err)
+		}
+		t.Skip("test/ts/node_modules not installed; run 'npm ci' in test/ts")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	return filepath.Join(dir, "v2server.mjs")
+}
+
+// v2HTTPServer starts v2server.mjs over HTTP with args and returns its URL;
+// the process is ended at cleanup.
+func v2HTTPServer(t testing.TB, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("node", append([]string{v2ServerScript(t), "--http=0"}, args...)...)
+	cmd.Stderr = os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var ready struct {
+		URL string `json:"url"`
+	}
+	if err != nil || json.Unmarshal([]byte(line), &ready) != nil || ready.URL == "" {
+		t.Fatalf("v2server --http: first line %q: %v", line, err)
+	}
+	return ready.URL
+}
+
+// echoBothWays lists the server's tools through the SDK session and calls
+// echo on the raw path, as the gateway does: each must work on the era the
+// server speaks.
+func echoBothWays(t *testing.T, ctx context.Context, do func(context.Context, func(*mcp.ClientSession) error) error, raw func(context.Context, string, json.RawMessage) (json.RawMessage, error)) {
+	t.Helper()
+	var names []string
+	if err := do(ctx, func(cs *mcp.ClientSession) error {
+		res, err := cs.ListTools(ctx, nil)
+		if err != nil {
+			return err
+		}
+		for _, tool := range res.Tools {
+			names = append(names, tool.Name)
+		}
+		return nil
+	}); err != nil || !strings.Contains(strings.Join(names, ","), "echo") {
+		t.Fatalf("tools/list: %v %v", names, err)
+	}
+	res, err := raw(ctx, "tools/call", json.RawMessage(`{"name":"echo","arguments":{"text":"hi from 2025"},"_meta":{"progressToken":"p1"}}`))
+	if err != nil || !strings.Contains(string(res), `"text":"hi from 2025"`) {
+		t.Fatalf("raw tools/call echo: %s %v", res, err)
+	}
+}
+
+// TestStdio2026OnlyServer: a stdio server that speaks only 2026-07-28 (it
+// refuses initialize with -32022) launches, lists and calls; its restart
+// goes straight to the 2026 era.
+func TestStdio2026OnlyServer(t *testing.T) {
+	script := v2ServerScript(t)
+	s, logs := runSpec(t, catalog.ServerSpec{Name: "v2", Kind: catalog.KindLocal, Command: []string{"node", script, "--legacy=reject"}}, Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := s.WaitStarted(ctx); err != nil {
+		t.Fatalf("start: %v\n%s", err, logs)
+	}
+	echoBothWays(t, ctx, s.Do, s.CallRaw)
+	var ir struct {
+		ProtocolVersion string `json:"protocolVersion"`
+		Capabilities    struct {
+			Tools json.RawMessage `json:"tools"`
+		} `json:"capabilities"`
+	}
+	if err := json.Unmarshal(s.InitializeResultRaw(), &ir); err != nil || ir.ProtocolVersion != Protocol2026 || len(ir.Capabilities.Tools) == 0 {
+		t.Errorf("InitializeResultRaw %s: want the discovered 2026-07-28 capabilities", s.InitializeResultRaw())
+	}
+	if n := strings.Count(logs.String(), "refused the 2025-11-25 initialize"); n != 1 {
+		t.Errorf("the refusal was logged %d times, want once", n)
+	}
+
+	// A restart opens in the 2026 era at once.
+	pid := s.Status().PID
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	for ctx.Err() == nil {
+		if st := s.Status(); st.State == StateReady && st.PID != pid && st.PID != 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	echoBothWays(t, ctx, s.Do, s.CallRaw)
+	if n := strings.Count(logs.String(), "refused the 2025-11-25 initialize"); n != 1 {
+		t.Errorf("after a restart the refusal was logged %d times, want still once (the era is kept)", n)
+	}
+}
+
+// TestStdio2025ServerStaysOn2025: a server that speaks both eras, and a
+// 2025-only one that exits when its first message is server/discover, are
+// sent initialize: they start as before, on 2025-11-25.
+func TestStdio2025ServerStaysOn2025(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	t.Run("dies-on-discover", func(t *testing.T) {
+		s, logs := runServer(t, fixture.Options{DieOnDiscover: true, Tools: []string{"echo"}}, Options{})
+		if err := s.WaitStarted(ctx); err != nil {
+			t.Fatalf("start: %v\n%s", err, logs)
+		}
+		res, err := s.CallRaw(ctx, "tools/call", json.RawMessage(`{"name":"echo","arguments":{"text":"x"}}`))
+		if err != nil || !strings.Contains(string(res), `"x"`) {
+			t.Fatalf("call: %s %v", res, err)
+		}
+		if st := s.Status(); st.Restarts != 0 {
+			t.Errorf("restarted: %+v\n%s", st, logs)
+		}
+	})
+	t.Run("both-eras", func(t *testing.T) {
+		s, logs := runSpec(t, catalog.ServerSpec{Name: "v2", Kind: catalog.KindLocal, Command: []string{"node", v2ServerScript(t)}}, Options{})
+		if err := s.WaitStarted(ctx); err != nil {
+			t.Fatalf("start: %v\n%s", err, logs)
+		}
+		echoBothWays(t, ctx, s.Do, s.CallRaw)
+		var ir struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(s.InitializeResultRaw(), &ir) != nil || ir.ProtocolVersion != ProtocolVersion {
+			t.Errorf("initialize result %s: want the 2025 era", s.InitializeResultRaw())
+		}
+	})
+}
+
+// TestRemote2026OnlyServer: the same over HTTP: a remote that speaks only
+// 2026-07-28 connects and serves, and a remote of both eras stays on 2025.
+func TestRemote2026OnlyServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, c := range []struct {
+		name, legacy, want string
+	}{{"2026-only", "--legacy=reject", Protocol2026}, {"both-eras", "--legacy=serve", ProtocolVersion}} {
+		t.Run(c.name, func(t *testing.T) {
+			url := v2HTTPServer(t, c.legacy)
+			r, logs := runRemote(t, catalog.ServerSpec{URL: url}, RemoteOptions{})
+			if err := r.WaitStarted(ctx); err != nil {
+				t.Fatalf("start: %v\n%s", err, logs)
+			}
+			echoBothWays(t, ctx, r.Do, r.CallRaw)
+			var ir struct {
+				ProtocolVersion string `json:"protocolVersion"`
+			}
+			if json.Unmarshal(r.InitializeResultRaw(), &ir) != nil || ir.ProtocolVersion != c.want {
+				t.Errorf("initialize result %s: want %s", r.InitializeResultRaw(), c.want)
+			}
+		})
+	}
+}
