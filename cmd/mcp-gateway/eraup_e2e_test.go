@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -68,9 +71,15 @@ func TestUpstream2026Only(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			progress := make(chan float64, 16)
+			logs := make(chan string, 16)
 			cs := sb.connect(ctx, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 				progress <- req.Params.Progress
+			}, LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+				logs <- fmt.Sprint(req.Params.Data)
 			}})
+			if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+				t.Fatal(err)
+			}
 			if v := cs.InitializeResult().ProtocolVersion; v >= "2026" {
 				t.Logf("the client negotiated %s with the gateway", v)
 			}
@@ -104,7 +113,51 @@ func TestUpstream2026Only(t *testing.T) {
 				case <-ctx.Done():
 					t.Fatalf("progress %d never came\nlog:\n%s", i, sb.log())
 				}
+				select {
+				case <-logs:
+				case <-ctx.Done():
+					t.Fatalf("log message %d never came", i)
+				}
 			}
 		})
 	}
+}
+
+// TestNoUpstreamOutlivesGateway2026Restart: a 2026-only server is started twice (its first start refuses the
+// 2025 era): the first start's processes, the children its shell spawned included, are gone once the server is
+// ready, and a SIGKILL of the gateway leaves none of the second's (TestNoUpstreamOutlivesGateway's other cases).
+func TestNoUpstreamOutlivesGateway2026Restart(t *testing.T) {
+	ts := tsHarness(t)
+	marker := fmt.Sprintf("3601.%09d", time.Now().UnixNano()%1e9)
+	cfg := mcpConfig(t, map[string]any{"v2": map[string]any{"runCmd": "sleep " + marker + " & node '" + filepath.Join(ts, "v2server.mjs") + "' --legacy=reject"}})
+	cmd := exec.Command(gatewayBin, gatewayStdioArgs(t.TempDir(), cfg)[1:]...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	// The answer to initialize comes once the server is ready (on its second start).
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"id":1`) || !strings.Contains(line, `"result"`) {
+		t.Fatalf("initialize: %q %v", line, err)
+	}
+	// The first start's group was killed when its shell exited; the kill is sent after the exit is reaped.
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) && len(markedProcesses(marker)) > 1 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := len(markedProcesses(marker)); n != 1 {
+		t.Errorf("%d marked processes run beside a ready server, want 1 (its second start's)", n)
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	awaitNoMarked(t, marker, "after SIGKILL of the gateway")
 }

@@ -179,6 +179,12 @@ func (m *requestMeta) stamp(ctx context.Context, params json.RawMessage) (json.R
 	if _, set := meta[mcp.MetaKeyClientCapabilities]; !set {
 		meta[mcp.MetaKeyClientCapabilities] = json.RawMessage(`{}`)
 	}
+	if _, set := meta[mcp.MetaKeyLogLevel]; !set {
+		// A 2026 server logs only for requests that ask; a 2025 server
+		// logs what it likes (the gateway sends no logging/setLevel) and
+		// the gateway applies each agent's level: the same here.
+		meta[mcp.MetaKeyLogLevel] = json.RawMessage(`"debug"`)
+	}
 	b, err := json.Marshal(meta)
 	if err != nil {
 		return nil, err

@@ -4,14 +4,21 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
@@ -187,5 +194,89 @@ func TestRemote2026OnlyServer(t *testing.T) {
 				t.Errorf("initialize result %s: want %s", r.InitializeResultRaw(), c.want)
 			}
 		})
+	}
+}
+
+// TestCallerCapabilities2026: a raw request to a 2026-era server declares
+// the calling agent's own capabilities when the context carries them, and
+// the gateway's (learned from the SDK's discover) otherwise: v2server's ask
+// tool refuses URL elicitation (-32021) to a caller that does not declare
+// it, and asks one that does.
+func TestCallerCapabilities2026(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type rawCaller interface {
+		WaitStarted(context.Context) error
+		CallRaw(context.Context, string, json.RawMessage) (json.RawMessage, error)
+	}
+	ups := map[string]func(t *testing.T) rawCaller{
+		"stdio": func(t *testing.T) rawCaller {
+			s, _ := runSpec(t, catalog.ServerSpec{Name: "v2", Kind: catalog.KindLocal, Command: []string{"node", v2ServerScript(t), "--legacy=reject"}}, Options{})
+			return s
+		},
+		"http": func(t *testing.T) rawCaller {
+			r, _ := runRemote(t, catalog.ServerSpec{URL: v2HTTPServer(t, "--legacy=reject")}, RemoteOptions{})
+			return r
+		},
+	}
+	for name, up := range ups {
+		t.Run(name, func(t *testing.T) {
+			u := up(t)
+			if err := u.WaitStarted(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ask := json.RawMessage(`{"name":"ask","arguments":{"kinds":["url"]}}`)
+			res, err := u.CallRaw(WithCallerCapabilities(ctx, json.RawMessage(`{"elicitation":{"form":{}}}`)), "tools/call", ask)
+			var wire *jsonrpc.Error
+			if !errors.As(err, &wire) || wire.Code != -32021 {
+				t.Errorf("without URL elicitation: %s %v; want -32021 from the server", res, err)
+			}
+			res, err = u.CallRaw(WithCallerCapabilities(ctx, json.RawMessage(`{"elicitation":{"url":{}}}`)), "tools/call", ask)
+			if err != nil || !strings.Contains(string(res), `"input_required"`) {
+				t.Errorf("with URL elicitation: %s %v; want the server's input request", res, err)
+			}
+		})
+	}
+}
+
+// TestRemote2026Probe: a 2026-era remote's liveness probe is server/discover
+// (the era has no ping: the TypeScript SDK answers it 404).
+func TestRemote2026Probe(t *testing.T) {
+	target, err := url.Parse(v2HTTPServer(t, "--legacy=reject"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	discovers := make(chan struct{}, 64)
+	var pings atomic.Int32
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch req.Header.Get("Mcp-Method") {
+		case "ping":
+			pings.Add(1)
+		case "server/discover":
+			select {
+			case discovers <- struct{}{}:
+			default:
+			}
+		}
+		proxy.ServeHTTP(w, req)
+	}))
+	t.Cleanup(front.Close)
+	r, logs := runRemote(t, catalog.ServerSpec{URL: front.URL + target.Path}, RemoteOptions{ProbeInterval: 100 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := r.WaitStarted(ctx); err != nil {
+		t.Fatalf("start: %v\n%s", err, logs)
+	}
+	// The SDK's own discover at connect, then at least three probes.
+	for i := 0; i < 4; i++ {
+		select {
+		case <-discovers:
+		case <-ctx.Done():
+			t.Fatalf("%d server/discover requests came, want the connect's and three probes", i)
+		}
+	}
+	if n := pings.Load(); n != 0 {
+		t.Errorf("the remote got %d pings", n)
 	}
 }

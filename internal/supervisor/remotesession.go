@@ -187,7 +187,14 @@ func (r *Remote) probe(ctx context.Context, sess *remoteSession) {
 	wait := min(r.opts.ProbeInterval, 10*time.Second)
 	pctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	err := sess.cs.Ping(pctx, nil)
+	var err error
+	if sess.raw.era2026 {
+		// The 2026 era has no ping (a 404 with -32601): ask what
+		// every 2026 server answers.
+		_, err = sess.raw.roundTrip(pctx, "server/discover", json.RawMessage(`{}`))
+	} else {
+		err = sess.cs.Ping(pctx, nil)
+	}
 	if ctx.Err() != nil {
 		return
 	}
