@@ -96,6 +96,15 @@ func echoBothWays(t *testing.T, ctx context.Context, do func(context.Context, fu
 	if err != nil || !strings.Contains(string(res), `"text":"hi from 2025"`) {
 		t.Fatalf("raw tools/call echo: %s %v", res, err)
 	}
+	// A prompt and a resource: each request names its own Mcp-Name.
+	res, err = raw(ctx, "prompts/get", json.RawMessage(`{"name":"greet","arguments":{"name":"alice"}}`))
+	if err != nil || !strings.Contains(string(res), "Hello, alice!") {
+		t.Fatalf("raw prompts/get greet: %s %v", res, err)
+	}
+	res, err = raw(ctx, "resources/read", json.RawMessage(`{"uri":"v2://counter"}`))
+	if err != nil || !strings.Contains(string(res), `"uri":"v2://counter"`) {
+		t.Fatalf("raw resources/read: %s %v", res, err)
+	}
 }
 
 // TestStdio2026OnlyServer: a stdio server that speaks only 2026-07-28 (it
@@ -278,5 +287,63 @@ func TestRemote2026Probe(t *testing.T) {
 	}
 	if n := pings.Load(); n != 0 {
 		t.Errorf("the remote got %d pings", n)
+	}
+}
+
+// TestRemote2026Cancel: a call to a 2026-era remote that the caller gives
+// up on is cancelled the revision's way, by closing the request's stream
+// (there is no session for a notifications/cancelled): the remote sees the
+// POST end, and no notifications/cancelled.
+func TestRemote2026Cancel(t *testing.T) {
+	target, err := url.Parse(v2HTTPServer(t, "--legacy=reject"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: target.Scheme, Host: target.Host})
+	slowStarted, slowEnded := make(chan struct{}, 1), make(chan struct{}, 1)
+	var notified atomic.Int32
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.Header.Get("Mcp-Method") == "notifications/cancelled" {
+			notified.Add(1)
+		}
+		slow := req.Header.Get("Mcp-Name") == "slow"
+		if slow {
+			slowStarted <- struct{}{}
+		}
+		proxy.ServeHTTP(w, req)
+		if slow {
+			slowEnded <- struct{}{}
+		}
+	}))
+	t.Cleanup(front.Close)
+	r, logs := runRemote(t, catalog.ServerSpec{URL: front.URL + target.Path}, RemoteOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := r.WaitStarted(ctx); err != nil {
+		t.Fatalf("start: %v\n%s", err, logs)
+	}
+	callCtx, giveUp := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		_, err := r.CallRaw(callCtx, "tools/call", json.RawMessage(`{"name":"slow","arguments":{"ms":600000}}`))
+		errc <- err
+	}()
+	select {
+	case <-slowStarted:
+	case <-ctx.Done():
+		t.Fatal("the slow call never reached the remote")
+	}
+	giveUp()
+	var cerr *CancelledError
+	if err := <-errc; !errors.As(err, &cerr) {
+		t.Fatalf("call: %v; want a CancelledError", err)
+	}
+	select {
+	case <-slowEnded:
+	case <-ctx.Done():
+		t.Fatal("the slow call's POST never ended after the caller gave up")
+	}
+	if n := notified.Load(); n != 0 {
+		t.Errorf("the remote was sent %d notifications/cancelled, which name a request of a session", n)
 	}
 }
