@@ -145,6 +145,16 @@ func WithCallerCapabilities(ctx context.Context, caps json.RawMessage) context.C
 	return context.WithValue(ctx, callerCapabilitiesKey{}, caps)
 }
 
+// callerLogLevelKey carries the calling agent's log level.
+type callerLogLevelKey struct{}
+
+// WithCallerLogLevel returns ctx carrying the log level an agent set, which
+// a raw request to a 2026-era server then asks for (in _meta) instead of
+// debug: the server sends only the messages that agent wants.
+func WithCallerLogLevel(ctx context.Context, level string) context.Context {
+	return context.WithValue(ctx, callerLogLevelKey{}, level)
+}
+
 // stamp returns params with the era's _meta members added where params
 // does not set them already (an agent's progressToken stays).
 func (m *requestMeta) stamp(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -178,6 +188,15 @@ func (m *requestMeta) stamp(ctx context.Context, params json.RawMessage) (json.R
 	}
 	if _, set := meta[mcp.MetaKeyClientCapabilities]; !set {
 		meta[mcp.MetaKeyClientCapabilities] = json.RawMessage(`{}`)
+	}
+	if level, ok := ctx.Value(callerLogLevelKey{}).(string); ok && level != "" {
+		if _, set := meta[mcp.MetaKeyLogLevel]; !set {
+			b, err := json.Marshal(level)
+			if err != nil {
+				return nil, err
+			}
+			meta[mcp.MetaKeyLogLevel] = b
+		}
 	}
 	if _, set := meta[mcp.MetaKeyLogLevel]; !set {
 		// A 2026 server logs only for requests that ask; a 2025 server

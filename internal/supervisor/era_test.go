@@ -347,3 +347,38 @@ func TestRemote2026Cancel(t *testing.T) {
 		t.Errorf("the remote was sent %d notifications/cancelled, which name a request of a session", n)
 	}
 }
+
+// TestCallerLogLevel2026: a raw request to a 2026-era server asks for log
+// messages at the caller's level when the context carries one, and at
+// debug otherwise: v2server's progress tool logs at info once per step.
+func TestCallerLogLevel2026(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var logged atomic.Int32
+	intercept := func(_ string, n *jsonrpc.Request) bool {
+		if n.Method == "notifications/message" {
+			logged.Add(1)
+			return true
+		}
+		return false
+	}
+	s, _ := runSpec(t, catalog.ServerSpec{Name: "v2", Kind: catalog.KindLocal, Command: []string{"node", v2ServerScript(t), "--legacy=reject"}}, Options{Intercept: intercept})
+	if err := s.WaitStarted(ctx); err != nil {
+		t.Fatal(err)
+	}
+	call := json.RawMessage(`{"name":"progress","arguments":{"steps":2}}`)
+	// The reader hands each message to Intercept before it reads the next:
+	// those sent before the result have been counted when CallRaw returns.
+	for _, c := range []struct {
+		ctx  context.Context
+		want int32
+	}{{ctx, 2}, {WithCallerLogLevel(ctx, "error"), 0}, {WithCallerLogLevel(ctx, "info"), 2}} {
+		logged.Store(0)
+		if _, err := s.CallRaw(c.ctx, "tools/call", call); err != nil {
+			t.Fatal(err)
+		}
+		if n := logged.Load(); n != c.want {
+			t.Errorf("%d log messages, want %d", n, c.want)
+		}
+	}
+}
