@@ -31,7 +31,8 @@ import (
 //     the SDK's client sends server/discover first (and would still fall
 //     back to initialize, should the server change its mind).
 //   - The era learned is kept for the server's later restarts in this run,
-//     so the second start is paid once per run.
+//     so the second start is paid once per run (until a start in the 2026
+//     era ends on 2025 after all, through the SDK's fallback).
 //
 // There is no server/discover probe ahead of the start, on a sibling
 // process or otherwise: under this rule the probe could change nothing (a

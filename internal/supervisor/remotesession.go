@@ -100,6 +100,8 @@ func (r *Remote) connectAs(ctx context.Context, version string) (*remoteSession,
 	if is2026(cs) {
 		sess.raw.era2026 = true
 		initRaw = discoveredRaw(cs)
+	} else {
+		r.era.set("") // it went back to 2025 (the SDK fell back): so shall later connections
 	}
 	r.mu.Lock()
 	r.initRaw = initRaw

@@ -411,6 +411,8 @@ func (s *Server) startAs(ctx context.Context, argv []string, dir, version string
 	if is2026(cs) {
 		t.conn.era2026.Store(true)
 		initRaw = discoveredRaw(cs)
+	} else {
+		s.era.set("") // it went back to 2025 (the SDK fell back): so shall its restarts
 	}
 	s.mu.Lock()
 	s.initRaw = initRaw
