@@ -54,7 +54,8 @@ func packageLayers() [][]string {
 		// 7. Leaves: one small concern each, importing none of the module's packages.
 		{"interceptor/contract", "internal/pluginwire", "internal/auth", "internal/redact",
 			"internal/jsonlimit", "internal/rawjson", "internal/naming", "internal/logfile",
-			"internal/sandbox", "internal/reaper", "internal/fixture", "internal/catalog/gen", ""},
+			"internal/sandbox", "internal/reaper", "internal/fixture", "internal/catalog/gen",
+			"internal/toolsearch", ""},
 	}
 }
 

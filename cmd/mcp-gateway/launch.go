@@ -145,6 +145,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--procs", strconv.Itoa(set.Procs),
 		"--interceptors", set.Interceptors,
 		"--allowed-origins", set.AllowedOrigins,
+		"--tools", set.Tools,
 	)...)
 	cmd.Args = append(cmd.Args, limitArgs(set.Limits)...)
 	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)

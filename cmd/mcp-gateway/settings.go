@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	mcpgateway "github.com/mcp-gateway/mcp-gateway"
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/endpoint"
 	"github.com/mcp-gateway/mcp-gateway/internal/gateway"
@@ -59,6 +60,9 @@ type settings struct {
 	// AllowedOrigins is a comma-separated list of browser origins allowed
 	// besides the gateway's own address; empty: none.
 	AllowedOrigins string
+	// Tools is the default tool view: "all" or "search"
+	// (aggregate.ToolsView); over HTTP an agent's ?tools= overrides it.
+	Tools string
 }
 
 // Defaults of the contract (../shared/seeds: port 50005, /etc/mcp-gateway).
@@ -88,6 +92,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.DurationVar(&s.ProbeInterval, "probe-interval", 30*time.Second, "how often each remote server is pinged; one that fails or does not answer within min(interval, 10s) is degraded in /health until a call or ping succeeds")
 	fs.IntVar(&s.Procs, "procs", defaultProcs, "CPUs the gateway's own code may use at once (0: all, or $GOMAXPROCS)")
 	fs.StringVar(&s.AllowedOrigins, "allowed-origins", "", "comma-separated browser origins (https://host[:port]) allowed to use /mcp besides the gateway's own address; \"*\" allows any; requests without an Origin header (MCP clients outside a browser) are not affected")
+	fs.StringVar(&s.Tools, "tools", string(aggregate.ViewAll), "the tool view: \"all\" lists every tool; \"search\" lists only search_tools and call_tool, which find and call the others (over HTTP an agent picks its own with /mcp?tools=all|search)")
 	fs.StringVar(&s.Interceptors, "interceptors", intercept.DefaultPath, "interceptor config file (README: Interceptors); may be absent at the default path")
 	registerLimits(fs, &s.Limits)
 }
@@ -175,6 +180,9 @@ func parseFlags(c command, args []string, stderr io.Writer) (*settings, *flag.Fl
 	if err := checkLimits(s.Limits); err != nil {
 		return nil, nil, &usageError{err.Error()}
 	}
+	if _, err := aggregate.ParseToolsView(s.Tools); err != nil {
+		return nil, nil, &usageError{"--tools: " + err.Error()}
+	}
 	return s, fs, nil
 }
 
@@ -198,6 +206,7 @@ func (s *settings) gatewayConfig(token string, log zerolog.Logger) gateway.Confi
 		ProbeInterval: s.ProbeInterval,
 		MaxSessions:   s.MaxSessions, Limits: s.Limits, Procs: s.Procs,
 		AllowedOrigins: splitList(s.AllowedOrigins),
+		ToolsView:      aggregate.ToolsView(s.Tools),
 	}
 }
 

@@ -402,7 +402,7 @@ func (g *Gateway) sendCall(ctx context.Context, ss *mcp.ServerSession, f *Forwar
 // is set as MayStream says, once the request is routed (a request declined
 // leaves it as it was: the SDK path answers it).
 func (g *Gateway) RequestStream(ctx context.Context, ss *mcp.ServerSession, method string, params json.RawMessage, hasStream bool, notify Notify, ask Ask, needed *bool) (json.RawMessage, error) {
-	if !g.rawEligible(ss, hasStream, notify != nil && ask != nil) {
+	if !g.rawEligible(ss, hasStream, notify != nil && ask != nil) || g.ViewOwns(nil, method, params) {
 		return nil, ErrNeedsSession
 	}
 	f, ok := g.Route(method, params, notify != nil)

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -41,6 +42,9 @@ type Options struct {
 	// Interceptors, if set, filter tools lists and run around tool calls
 	// (see hooks.go).
 	Interceptors *intercept.Engine
+	// ToolsView is the view of requests that ask for none (search.go).
+	// Empty means ViewAll.
+	ToolsView ToolsView
 }
 
 // CallRecord describes one forwarded tool call for the audit log.
@@ -69,6 +73,8 @@ type Gateway struct {
 	version  string
 	audit    func(CallRecord)
 	icpt     *intercept.Engine
+	view     ToolsView   // the default (search.go)
+	search   searchIndex // the search view's index (search.go)
 	// decoded, if set, is called each time the raw path decodes a
 	// request's params (Gateway.decode): tests count them
 	// (export_test.go). Nil otherwise.
@@ -138,6 +144,7 @@ func New(opts Options) *Gateway {
 		version:      opts.Version,
 		audit:        opts.Audit,
 		icpt:         opts.Interceptors,
+		view:         cmp.Or(opts.ToolsView, ViewAll),
 		calls:        newInflight(),
 		progress:     newProgressMap(),
 		subs:         newSubscriptions(),
@@ -488,8 +495,14 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
+			if g.requestView(r) == ViewSearch {
+				return g.searchViewList(r)
+			}
 			return g.listTools(r)
 		case *mcp.CallToolRequest:
+			if res, ok, err := g.searchViewCall(ctx, r); ok {
+				return res, err
+			}
 			return g.callTool(ctx, r)
 		case *mcp.ListPromptsRequest:
 			return g.listPrompts(r)

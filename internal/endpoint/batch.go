@@ -101,6 +101,9 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 		}
 		ids[string(el.ID)] = true
 		c := &batchCall{msg: el, task: aggregate.IsTaskRequest(el.Method, el.Params)}
+		if !c.task && f.e.agg.ViewOwns(r.Header, el.Method, el.Params) {
+			return false // the search view's: the SDK path answers the batch
+		}
 		switch {
 		case isListMethod(el.Method):
 			page, ok := f.listResult(el)

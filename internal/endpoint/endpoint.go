@@ -131,6 +131,10 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	e.lane = newLane(mcpChain(func(w http.ResponseWriter, r *http.Request) { fast.serve(w, r) }), token, opts.Limits, e.log)
 	e.mux = http.NewServeMux()
 	e.mux.Handle("/mcp", mcpChain(func(w http.ResponseWriter, r *http.Request) {
+		r, ok := withToolsView(w, r)
+		if !ok {
+			return
+		}
 		if !fast.serve(w, r) {
 			sdkCalls.serve(sdk, w, withRawParams(r))
 		}
@@ -182,6 +186,24 @@ func withRawParams(r *http.Request) *http.Request {
 		h = aggregate.WithRawParams(h, msg.Params)
 	}
 	return withHeader(r, h)
+}
+
+// withToolsView returns r asking the gateway's handlers for the tool view
+// its URL names (/mcp?tools=search; aggregate.ToolsView), or r itself when
+// it names none. A view it does not know is refused with 400 (ok false):
+// an agent configured with a typo should hear of it at its first request,
+// not wonder why it sees every tool.
+func withToolsView(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
+	q := r.URL.Query()
+	if !q.Has("tools") {
+		return r, true
+	}
+	v, err := aggregate.ParseToolsView(q.Get("tools"))
+	if err != nil {
+		writeRPCError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "?tools=: "+err.Error())
+		return r, false
+	}
+	return withHeader(r, aggregate.WithToolsView(r.Header, v)), true
 }
 
 // withHeader returns a shallow copy of r with header h.

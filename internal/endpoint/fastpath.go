@@ -71,6 +71,9 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		return f.batch(w, r, sid, msg)
 	}
 	task := aggregate.IsTaskRequest(msg.Method, msg.Params)
+	if !task && f.e.agg.ViewOwns(r.Header, msg.Method, msg.Params) {
+		return false // the search view's list and tools: the SDK path's
+	}
 	switch msg.Method {
 	case "notifications/cancelled":
 		return f.cancel(w, sid, msg)

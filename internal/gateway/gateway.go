@@ -94,6 +94,9 @@ type Config struct {
 	// AllowedOrigins are the browser origins allowed besides the
 	// endpoint's own (endpoint.Options). Nil: none.
 	AllowedOrigins []string
+	// ToolsView is the tool view of agents that ask for none
+	// (aggregate.Options). Empty: every tool.
+	ToolsView aggregate.ToolsView
 	// Procs bounds the CPUs the gateway's Go code runs on once every
 	// server has started (runtime.GOMAXPROCS): the start is a burst of
 	// process starts and handshakes, and with one CPU each start of a
@@ -165,7 +168,7 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 		audit = log.Output(cfg.Audit)
 	}
 	g.icpt = intercept.New(cfg.Interceptors, specs, intercept.Options{Logger: log, Environ: env})
-	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: cfg.Version, Audit: endpoint.AuditLog(audit), Interceptors: g.icpt})
+	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: cfg.Version, Audit: endpoint.AuditLog(audit), Interceptors: g.icpt, ToolsView: g.cfg.ToolsView})
 	secrets := []string{cfg.Token}
 	for _, sp := range specs {
 		secrets = append(secrets, sp.Secrets()...)

@@ -1,0 +1,256 @@
+package toolsearch
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// Doc is one tool as the index reads it: its own text, and its server's,
+// which tells tools of the same name apart ("create_issue" of GitHub and
+// of Linear) and carries product names the tool's text leaves out.
+type Doc struct {
+	Name        string // the exported name (split on _, - and camelCase)
+	Title       string
+	Description string
+	Params      []Param // the input schema's properties
+	Server      string  // the server's key
+	// ServerText is what the server says of itself: its title,
+	// description and instructions.
+	ServerText string
+}
+
+// Param is one property of a tool's input schema.
+type Param struct{ Name, Description string }
+
+// The fields of a Doc that the ranker weighs apart.
+const (
+	fieldName = iota
+	fieldTitle
+	fieldDescription
+	fieldParams
+	fieldServer
+	numFields
+)
+
+// Options tune the ranker. The zero value is the gateway's ranker with
+// its measured defaults (see docs/tool-search.md); Baseline turns
+// everything off for the plain BM25 it is compared against.
+type Options struct {
+	// Baseline is plain BM25 (k1 1.2, b 0.75) over all of a Doc's text as
+	// one field, split on non-alphanumerics only: no camelCase split, no
+	// stemming, no stopwords, no field weights, no synonyms.
+	Baseline bool
+	// Weights multiply each field's term frequency (BM25F): a word of
+	// the tool's name says more than one of its server's instructions.
+	// Zero means the defaults.
+	Weights [numFields]float64
+	// SynonymWeight is how much a synonym of a query word counts
+	// against the word itself. Zero means the default; negative, none.
+	SynonymWeight float64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Weights == ([numFields]float64{}) {
+		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 1, fieldParams: 0.5, fieldServer: 0.6}
+	}
+	if o.SynonymWeight == 0 {
+		o.SynonymWeight = 0.3
+	}
+	return o
+}
+
+// BM25 constants: k1 bounds what repeating a word adds; b how much a long
+// field is discounted. A tool's name is short and says what it does
+// whatever its length, so it is barely discounted.
+const (
+	k1 = 1.2
+	b  = 0.75
+)
+
+func fieldB(f int) float64 {
+	if f == fieldName || f == fieldTitle {
+		return 0.3
+	}
+	return b
+}
+
+// posting is one document holding a term, with the term's weighted,
+// length-normalised frequency over the fields (BM25F), before saturation.
+type posting struct {
+	doc int32
+	tf  float32
+}
+
+// Index ranks a fixed set of Docs for a query. Build one per version of
+// the tool list; it is read-only afterwards and safe for concurrent use.
+type Index struct {
+	docs     []Doc
+	opts     Options
+	postings map[string][]posting
+	idf      map[string]float64
+	syn      map[string][]string
+}
+
+// Build indexes docs; Search answers with their positions in docs.
+func Build(docs []Doc, opts Options) *Index {
+	if !opts.Baseline {
+		opts = opts.withDefaults()
+	}
+	ix := &Index{docs: docs, opts: opts, postings: make(map[string][]posting)}
+	if !opts.Baseline {
+		ix.syn = synonyms()
+	}
+	fieldTerms := make([][numFields][]string, len(docs))
+	var totalLen [numFields]float64
+	for i, d := range docs {
+		if opts.Baseline {
+			fieldTerms[i][0] = plainTerms(d.plainText())
+		} else {
+			fieldTerms[i] = d.fields()
+		}
+		for f := range numFields {
+			totalLen[f] += float64(len(fieldTerms[i][f]))
+		}
+	}
+	var avgLen [numFields]float64
+	for f := range numFields {
+		avgLen[f] = max(totalLen[f]/float64(max(len(docs), 1)), 1)
+	}
+	for i := range docs {
+		tf := make(map[string]float64)
+		for f := range numFields {
+			ts := fieldTerms[i][f]
+			if len(ts) == 0 {
+				continue
+			}
+			w, bf := 1.0, b
+			if !opts.Baseline {
+				w, bf = opts.Weights[f], fieldB(f)
+			}
+			norm := 1 - bf + bf*float64(len(ts))/avgLen[f]
+			for _, t := range ts {
+				tf[t] += w / norm
+			}
+		}
+		for t, v := range tf {
+			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: float32(v)})
+		}
+	}
+	ix.idf = make(map[string]float64, len(ix.postings))
+	n := float64(len(docs))
+	for t, ps := range ix.postings {
+		df := float64(len(ps))
+		ix.idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
+	}
+	return ix
+}
+
+// fields is d's text per field, as terms.
+func (d Doc) fields() [numFields][]string {
+	var fs [numFields][]string
+	fs[fieldName] = terms(d.Name)
+	fs[fieldTitle] = terms(d.Title)
+	fs[fieldDescription] = terms(d.Description)
+	for _, p := range d.Params {
+		fs[fieldParams] = append(fs[fieldParams], terms(p.Name)...)
+		fs[fieldParams] = append(fs[fieldParams], terms(p.Description)...)
+	}
+	fs[fieldServer] = append(terms(d.Server), terms(d.ServerText)...)
+	return fs
+}
+
+// plainText is all of d's text, for the baseline.
+func (d Doc) plainText() string {
+	var s strings.Builder
+	for _, part := range []string{d.Name, d.Title, d.Description, d.Server, d.ServerText} {
+		s.WriteString(part)
+		s.WriteByte(' ')
+	}
+	for _, p := range d.Params {
+		s.WriteString(p.Name)
+		s.WriteByte(' ')
+		s.WriteString(p.Description)
+		s.WriteByte(' ')
+	}
+	return s.String()
+}
+
+// Len is the number of indexed docs.
+func (ix *Index) Len() int { return len(ix.docs) }
+
+// Doc returns the doc at position i of Build's docs.
+func (ix *Index) Doc(i int) Doc { return ix.docs[i] }
+
+// Hit is a doc that matched, by its position in Build's docs.
+type Hit struct {
+	Doc   int
+	Score float64
+}
+
+// Search returns at most limit docs that match query, best first (ties in
+// Build's order), among those keep accepts (nil: all).
+func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit {
+	if limit <= 0 || len(ix.docs) == 0 {
+		return nil
+	}
+	weights := ix.queryTerms(query)
+	scores := make([]float64, len(ix.docs))
+	var touched []int32
+	for t, qw := range weights {
+		idf := ix.idf[t]
+		for _, p := range ix.postings[t] {
+			if scores[p.doc] == 0 {
+				touched = append(touched, p.doc)
+			}
+			tf := float64(p.tf)
+			scores[p.doc] += qw * idf * tf * (k1 + 1) / (tf + k1)
+		}
+	}
+	hits := make([]Hit, 0, len(touched))
+	for _, d := range touched {
+		if keep == nil || keep(int(d)) {
+			hits = append(hits, Hit{Doc: int(d), Score: scores[d]})
+		}
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if a.Score != b.Score {
+			if a.Score > b.Score {
+				return -1
+			}
+			return 1
+		}
+		return a.Doc - b.Doc
+	})
+	if len(hits) > limit {
+		hits = hits[:limit]
+	}
+	return hits
+}
+
+// queryTerms weighs the query's terms: each once however often it is
+// written (a query is a sentence, not a document), its synonyms at
+// SynonymWeight unless the query has them itself.
+func (ix *Index) queryTerms(query string) map[string]float64 {
+	out := make(map[string]float64)
+	if ix.opts.Baseline {
+		for _, t := range plainTerms(query) {
+			out[t] = 1
+		}
+		return out
+	}
+	ts := terms(query)
+	for _, t := range ts {
+		out[t] = 1
+	}
+	if ix.opts.SynonymWeight > 0 {
+		for _, t := range ts {
+			for _, s := range ix.syn[t] {
+				if _, ok := out[s]; !ok && ix.postings[s] != nil {
+					out[s] = max(out[s], ix.opts.SynonymWeight)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,78 @@
+package toolsearch
+
+import "strings"
+
+// synonymGroups are words that users and tool authors use for the same
+// thing, mostly the verbs tools are named with: an agent asks to "fetch
+// the page" of a tool called get_page, to "remove" what delete_entity
+// deletes. A query word brings its group's other words in at a lower
+// weight (Options.SynonymWeight). Groups are kept narrow: a word in a
+// wide group matches everything.
+func synonymGroups() []string {
+	return []string{
+		"get fetch retrieve read obtain show view display load",
+		"list enumerate browse",
+		"create add new make insert generate",
+		"delete remove destroy erase drop trash purge",
+		"update edit modify change set patch alter",
+		"search find query lookup locate look seek discover",
+		"run execute exec invoke launch trigger start",
+		"send post publish notify",
+		"write save store put persist",
+		"upload attach",
+		"download export",
+		"stop end terminate cancel kill halt abort",
+		"navigate go visit open",
+		"screenshot capture snapshot",
+		"click press tap",
+		"type fill enter input",
+		"file document doc",
+		"directory folder dir",
+		"repo repository",
+		"issue ticket bug",
+		"pr pull merge",
+		"comment reply",
+		"user member person people account",
+		"message chat dm",
+		"database db",
+		"email mail inbox",
+		"image picture photo",
+		"error exception failure crash",
+		"deploy release ship",
+		"calendar schedule meeting event",
+		"summary summarize overview",
+		"link url address",
+		"web internet online website site",
+		"memory remember recall",
+		"relation relationship connection",
+		"observation fact note",
+		"think reason reflect",
+		"page webpage",
+		"table spreadsheet sheet",
+		"record row entry",
+		"field column",
+		"pipeline workflow build job",
+		"log logs trace",
+		"weather forecast",
+	}
+}
+
+// synonyms maps each stemmed word of synonymGroups to the other stemmed
+// words of its groups.
+func synonyms() map[string][]string {
+	out := make(map[string][]string)
+	for _, g := range synonymGroups() {
+		var stems []string
+		for _, w := range strings.Fields(g) {
+			stems = append(stems, stem(w))
+		}
+		for i, s := range stems {
+			for j, o := range stems {
+				if i != j && s != o {
+					out[s] = append(out[s], o)
+				}
+			}
+		}
+	}
+	return out
+}

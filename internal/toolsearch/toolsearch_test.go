@@ -1,0 +1,252 @@
+package toolsearch
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"get_pull-request":    "get pull request",
+		"listCommitsByRepo":   "list commits by repo",
+		"HTTPServerStatus":    "http server status",
+		"browser_take_s3Key":  "browser take s 3 key",
+		"  Brave: web search": "brave web search",
+	} {
+		if got := strings.Join(words(in, true), " "); got != want {
+			t.Errorf("words(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := strings.Join(words("listCommits", false), " "); got != "listcommits" {
+		t.Errorf("words without camel split = %q", got)
+	}
+}
+
+func TestStemJoinsForms(t *testing.T) {
+	groups := [][]string{
+		{"create", "creates", "created", "creating"},
+		{"file", "files"},
+		{"query", "queries"},
+		{"run", "running", "runs"},
+		{"delete", "deleted", "deleting"},
+		{"search", "searches", "searching"},
+		{"add", "added", "adding"},
+	}
+	for _, g := range groups {
+		for _, w := range g[1:] {
+			if stem(w) != stem(g[0]) {
+				t.Errorf("stem(%q) = %q, stem(%q) = %q: want equal", w, stem(w), g[0], stem(g[0]))
+			}
+		}
+	}
+	if stem("pass") == stem("pa") || stem("status") != "status" {
+		t.Errorf("stem over-strips: pass %q, status %q", stem("pass"), stem("status"))
+	}
+}
+
+// docsFixture is a few tools of real servers' kinds, two with the same
+// verb, for ranking checks that do not depend on tuning.
+func docsFixture() []Doc {
+	return []Doc{
+		{Name: "create_issue", Description: "Create a new issue in a GitHub repository.", Server: "github",
+			Params: []Param{{"owner", "Repository owner"}, {"repo", "Repository name"}, {"title", "Issue title"}}},
+		{Name: "list_commits", Description: "Get list of commits of a branch in a GitHub repository.", Server: "github"},
+		{Name: "create_issue", Description: "Create an issue in Linear.", Server: "linear"},
+		{Name: "read_file", Description: "Read the complete contents of a file from the file system.", Server: "filesystem",
+			Params: []Param{{"path", ""}}},
+		{Name: "browserTakeScreenshot", Description: "Take a screenshot of the current page.", Server: "playwright"},
+		{Name: "delete_entities", Description: "Delete multiple entities and their associated relations from the knowledge graph.", Server: "memory"},
+		{Name: "brave_web_search", Description: "Performs a web search using the Brave Search API.", Server: "brave"},
+	}
+}
+
+func topNames(ix *Index, q string, n int, keep func(int) bool) []string {
+	var out []string
+	for _, h := range ix.Search(q, n, keep) {
+		d := ix.Doc(h.Doc)
+		out = append(out, d.Server+"/"+d.Name)
+	}
+	return out
+}
+
+func TestRanking(t *testing.T) {
+	ix := Build(docsFixture(), Options{})
+	cases := []struct{ query, want string }{
+		{"open a github issue", "github/create_issue"},
+		{"file a bug in linear", "linear/create_issue"},
+		{"capture an image of the page", "playwright/browserTakeScreenshot"},
+		{"screenshot", "playwright/browserTakeScreenshot"},
+		{"remove entity from memory", "memory/delete_entities"},
+		{"show me what's in config.yaml", "filesystem/read_file"},
+		{"recent commits on main", "github/list_commits"},
+		{"look something up on the internet", "brave/brave_web_search"},
+	}
+	for _, c := range cases {
+		got := topNames(ix, c.query, 1, nil)
+		if len(got) == 0 || got[0] != c.want {
+			t.Errorf("search %q: top %v, want %s", c.query, got, c.want)
+		}
+	}
+}
+
+func TestBaselineIsPlain(t *testing.T) {
+	base := Build(docsFixture(), Options{Baseline: true})
+	// The baseline does not split camelCase: "browser" is only in the
+	// camelCase name.
+	if got := topNames(base, "browser", 3, nil); len(got) != 0 {
+		t.Errorf("baseline found %v for a word of a camelCase name only", got)
+	}
+	ranker := Build(docsFixture(), Options{})
+	if got := topNames(ranker, "browser", 1, nil); len(got) != 1 || got[0] != "playwright/browserTakeScreenshot" {
+		t.Errorf("ranker did not split the camelCase name: %v", got)
+	}
+}
+
+func TestSearchKeepAndLimit(t *testing.T) {
+	ix := Build(docsFixture(), Options{})
+	got := topNames(ix, "create issue", 5, func(i int) bool { return ix.Doc(i).Server == "linear" })
+	if !slices.Equal(got, []string{"linear/create_issue"}) {
+		t.Errorf("keep linear only: %v", got)
+	}
+	if got := ix.Search("issue repository file entity", 2, nil); len(got) != 2 {
+		t.Errorf("limit 2: %d hits", len(got))
+	}
+	if got := ix.Search("zzzunknownword", 5, nil); len(got) != 0 {
+		t.Errorf("unknown word matched %d docs", len(got))
+	}
+	if got := Build(nil, Options{}).Search("x", 5, nil); got != nil {
+		t.Errorf("empty index: %v", got)
+	}
+}
+
+func TestParseSearchArgs(t *testing.T) {
+	for in, want := range map[string]SearchArgs{
+		`{"query":"x"}`:                         {Query: "x", Limit: DefaultLimit},
+		`{"query":"x","limit":3,"server":"gh"}`: {Query: "x", Limit: 3, Server: "gh"},
+		`{"query":"x","limit":500}`:             {Query: "x", Limit: MaxLimit},
+	} {
+		got, err := ParseSearchArgs(json.RawMessage(in))
+		if err != nil || got != want {
+			t.Errorf("ParseSearchArgs(%s) = %+v, %v; want %+v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{`{}`, `null`, `{"query":"  "}`, `{"query":"x","limit":0}`, `{"query":"x","limit":2.5}`, `{"query":3}`, `[]`} {
+		if _, err := ParseSearchArgs(json.RawMessage(in)); err == nil {
+			t.Errorf("ParseSearchArgs(%s) took it", in)
+		}
+	}
+}
+
+func TestParseCallArgs(t *testing.T) {
+	got, err := ParseCallArgs(json.RawMessage(`{"name":"echo","arguments":{"text":"hi"}}`))
+	if err != nil || got.Name != "echo" || string(got.Arguments) != `{"text":"hi"}` {
+		t.Errorf("ParseCallArgs = %+v, %v", got, err)
+	}
+	got, err = ParseCallArgs(json.RawMessage(`{"name":"echo","arguments":null}`))
+	if err != nil || got.Arguments != nil {
+		t.Errorf("null arguments: %+v, %v", got, err)
+	}
+	for _, in := range []string{`{}`, `{"name":""}`, `{"name":"x","arguments":[1]}`, `"x"`} {
+		if _, err := ParseCallArgs(json.RawMessage(in)); err == nil {
+			t.Errorf("ParseCallArgs(%s) took it", in)
+		}
+	}
+}
+
+func TestListResultSmallAndValid(t *testing.T) {
+	b := ListResult("search_tools", "call_tool")
+	var r struct {
+		Tools []struct {
+			Name        string         `json:"name"`
+			InputSchema map[string]any `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("list result: %v\n%s", err, b)
+	}
+	if len(r.Tools) != 2 || r.Tools[0].Name != "search_tools" || r.Tools[1].Name != "call_tool" {
+		t.Fatalf("tools: %+v", r.Tools)
+	}
+	if len(b) >= 3<<10 {
+		t.Errorf("search view list is %d bytes, want under 3 KB", len(b))
+	}
+}
+
+func TestSearchResultShape(t *testing.T) {
+	b, err := SearchResult("q", []Found{{Name: "echo", Server: "s", Description: "Echo.\nMore.", InputSchema: json.RawMessage(`{"type":"object"}`)}, {Name: "x", Server: "t"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r struct {
+		Content    []struct{ Type, Text string } `json:"content"`
+		Structured struct {
+			Tools []map[string]any `json:"tools"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Structured.Tools) != 2 || r.Structured.Tools[0]["name"] != "echo" || r.Structured.Tools[1]["inputSchema"] == nil {
+		t.Errorf("structuredContent: %+v", r.Structured)
+	}
+	if !strings.Contains(r.Content[0].Text, "1. echo (server s): Echo.") || strings.Contains(r.Content[0].Text, "More.") {
+		t.Errorf("text: %q", r.Content[0].Text)
+	}
+	b, _ = SearchResult("q", nil)
+	if !strings.Contains(string(b), `"tools":[]`) {
+		t.Errorf("no hits: %s", b)
+	}
+}
+
+func TestParamsOf(t *testing.T) {
+	raw := json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"Where"},"b":{"title":"Bee"}}}`)
+	got := ParamsOf(raw)
+	if len(got) != 2 || got[0] != (Param{"b", "Bee"}) || got[1] != (Param{"path", "Where"}) {
+		t.Errorf("ParamsOf raw: %+v", got)
+	}
+	m := map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"description": "query"}}}
+	if got := ParamsOf(m); len(got) != 1 || got[0].Name != "q" {
+		t.Errorf("ParamsOf map: %+v", got)
+	}
+	if ParamsOf(json.RawMessage(`{"type":["object","null"]}`)) == nil && ParamsOf(nil) != nil {
+		t.Error("unreadable schemas")
+	}
+}
+
+// syntheticDocs are n tools of n/30 servers, with vocabulary like real
+// tool lists', for the speed benchmarks.
+func syntheticDocs(n int) []Doc {
+	verbs := []string{"get", "list", "create", "update", "delete", "search", "run", "send", "read", "write"}
+	nouns := []string{"issue", "file", "page", "user", "message", "record", "branch", "comment", "table", "event", "image", "project"}
+	docs := make([]Doc, n)
+	for i := range docs {
+		v, o := verbs[i%len(verbs)], nouns[(i/len(verbs))%len(nouns)]
+		docs[i] = Doc{
+			Name:        fmt.Sprintf("%s_%s_%d", v, o, i),
+			Description: fmt.Sprintf("%s a %s in the workspace number %d, with options for paging and filters.", v, o, i%97),
+			Params:      []Param{{"id", "The " + o + " id"}, {"limit", "How many"}},
+			Server:      fmt.Sprintf("server%02d", i/30),
+			ServerText:  "A product's API for its " + o + "s.",
+		}
+	}
+	return docs
+}
+
+func BenchmarkBuild3000(b *testing.B) {
+	docs := syntheticDocs(3000)
+	b.ReportAllocs()
+	for b.Loop() {
+		Build(docs, Options{})
+	}
+}
+
+func BenchmarkSearch3000(b *testing.B) {
+	ix := Build(syntheticDocs(3000), Options{})
+	b.ReportAllocs()
+	for b.Loop() {
+		ix.Search("find the comments of an issue and reply", DefaultLimit, nil)
+	}
+}
