@@ -251,3 +251,121 @@ func TestToolsFlagRefusesUnknownView(t *testing.T) {
 		t.Errorf("--tools serch: %v, %s", err, out)
 	}
 }
+
+// tsSearchSteps is the search view's acceptance as search.mjs steps, over
+// searchConfig's gateway with server-memory (npm) as "memory": search finds
+// memory's tool, call_tool and a direct call run it; progress and an
+// elicitation travel through call_tool; a hidden tool is not found; a tool
+// added at run time is.
+func tsSearchSteps() string {
+	return `[
+	{"list": true},
+	{"call": "` + gatewaySearchTool + `", "args": {"query": "store a new entity in the knowledge graph"}},
+	{"call": "` + gatewayCallTool + `", "args": {"name": "create_entities", "arguments": {"entities": [{"name": "Ada", "entityType": "person", "observations": ["wrote the first program"]}]}}},
+	{"call": "search_nodes", "args": {"query": "Ada"}},
+	{"call": "` + gatewayCallTool + `", "args": {"name": "progress", "arguments": {"steps": 3, "delayMs": 50}}, "progress": true},
+	{"call": "` + gatewayCallTool + `", "args": {"name": "elicit", "arguments": {"message": "ok?"}}},
+	{"call": "` + gatewaySearchTool + `", "args": {"query": "environment variable value", "limit": 20}},
+	{"call": "` + gatewayCallTool + `", "args": {"name": "add_tool", "arguments": {"name": "zebra_feeder"}}},
+	{"waitToolsChanged": true},
+	{"call": "` + gatewaySearchTool + `", "args": {"query": "feed the zebras"}}
+]`
+}
+
+// checkTSSearch judges search.mjs's output for tsSearchSteps.
+func checkTSSearch(t *testing.T, out string) {
+	t.Helper()
+	var got struct {
+		Steps []struct {
+			Tools  []string `json:"tools"`
+			Result struct {
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+				Structured foundTools `json:"structuredContent"`
+				IsError    bool       `json:"isError"`
+			} `json:"result"`
+			Progress []float64 `json:"progress"`
+		} `json:"steps"`
+		Elicitations int `json:"elicitations"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got.Steps) != 10 {
+		t.Fatalf("search.mjs output %q: %v", out, err)
+	}
+	s := got.Steps
+	if want := []string{gatewaySearchTool, gatewayCallTool}; !slices.Equal(s[0].Tools, want) {
+		t.Errorf("TS client lists %v, want %v", s[0].Tools, want)
+	}
+	if f := s[1].Result.Structured.Tools; len(f) == 0 || f[0].Name != "create_entities" || f[0].Server != "memory" {
+		t.Errorf("search for memory's create_entities found %v", s[1].Result.Structured.names())
+	}
+	if s[2].Result.IsError || len(s[3].Result.Content) == 0 || !strings.Contains(s[3].Result.Content[0].Text, "first program") {
+		t.Errorf("call_tool create_entities then search_nodes: %+v, %+v", s[2].Result, s[3].Result)
+	}
+	// The TS SDK's stdio client sometimes drops the last progress before a
+	// result (its own race, ../shared/notes/mcp-facts.md); the Go client's
+	// test counts all three.
+	if len(s[4].Progress) < 2 || s[4].Progress[0] != 1 {
+		t.Errorf("call_tool progress: the TS client saw progress %v, want 3 notifications (the last may be dropped)", s[4].Progress)
+	}
+	if len(s[5].Result.Content) == 0 || s[5].Result.Content[0].Text != "accept: yes" || got.Elicitations != 1 {
+		t.Errorf("call_tool elicit: %+v, %d elicitations", s[5].Result, got.Elicitations)
+	}
+	if slices.Contains(s[6].Result.Structured.names(), "env") {
+		t.Errorf("search found the hidden env: %v", s[6].Result.Structured.names())
+	}
+	if f := s[9].Result.Structured.names(); len(f) == 0 || f[0] != "zebra_feeder" {
+		t.Errorf("search after list_changed found %v", f)
+	}
+}
+
+// tsSearchConfig is searchConfig with server-memory.
+func tsSearchConfig(t *testing.T, ts string) string {
+	t.Helper()
+	var servers map[string]any
+	if err := json.Unmarshal([]byte(searchConfig(t)), &servers); err != nil {
+		t.Fatal(err)
+	}
+	servers["memory"] = map[string]any{"runCmd": npmServer(t, ts, "mcp-server-memory"),
+		"envs": map[string]any{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}}
+	return mcpConfig(t, servers)
+}
+
+// TestSearchViewTypeScriptHTTP: the TypeScript SDK client over
+// /mcp?tools=search.
+func TestSearchViewTypeScriptHTTP(t *testing.T) {
+	ts := tsHarness(t)
+	sb := newTestbox(t)
+	sb.mustLaunch(tsSearchConfig(t, ts))
+	cmd := exec.Command("node", filepath.Join(ts, "search.mjs"), "http", sb.url()+"/mcp?tools=search", sb.token, tsSearchSteps())
+	cmd.Dir = ts
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("search.mjs: %v\n%s\nlog:\n%s", err, exitStderr(err), sb.log())
+	}
+	checkTSSearch(t, string(out))
+}
+
+// TestSearchViewTypeScriptStdio: the TypeScript SDK client starting
+// `mcp-gateway stdio --tools search`.
+func TestSearchViewTypeScriptStdio(t *testing.T) {
+	ts := tsHarness(t)
+	dir := t.TempDir()
+	args, _ := json.Marshal([]string{"stdio", "--tools", "search", "--config", tsSearchConfig(t, ts),
+		"--log-file", filepath.Join(dir, "stdio.log"), "--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers")})
+	cmd := exec.Command("node", filepath.Join(ts, "search.mjs"), "stdio", gatewayBin, string(args), tsSearchSteps())
+	cmd.Dir = ts
+	out, err := cmd.Output()
+	if err != nil {
+		b, _ := os.ReadFile(filepath.Join(dir, "stdio.log"))
+		t.Fatalf("search.mjs: %v\n%s\nlog:\n%s", err, exitStderr(err), b)
+	}
+	checkTSSearch(t, string(out))
+}
+
+func exitStderr(err error) string {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return string(ee.Stderr)
+	}
+	return ""
+}
