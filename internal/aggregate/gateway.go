@@ -495,15 +495,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch r := req.(type) {
 		case *mcp.ListToolsRequest:
-			if g.requestView(r) == ViewSearch {
-				return g.searchViewList(r)
-			}
-			return g.listTools(r)
+			return g.listToolsOfView(r)
 		case *mcp.CallToolRequest:
-			if res, ok, err := g.searchViewCall(ctx, r); ok {
-				return res, err
-			}
-			return g.callTool(ctx, r)
+			return g.callToolOfView(ctx, r)
 		case *mcp.ListPromptsRequest:
 			return g.listPrompts(r)
 		case *mcp.GetPromptRequest:

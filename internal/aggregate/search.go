@@ -160,6 +160,23 @@ func sameList(a, b []*mcp.Tool) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0])
 }
 
+// listToolsOfView answers tools/list in the request's view.
+func (g *Gateway) listToolsOfView(req *mcp.ListToolsRequest) (mcp.Result, error) {
+	if g.requestView(req) == ViewSearch {
+		return g.searchViewList(req)
+	}
+	return g.listTools(req)
+}
+
+// callToolOfView answers tools/call: the search view's own tools, or the
+// named tool of any server.
+func (g *Gateway) callToolOfView(ctx context.Context, req *mcp.CallToolRequest) (mcp.Result, error) {
+	if res, ok, err := g.searchViewCall(ctx, req); ok {
+		return res, err
+	}
+	return g.callTool(ctx, req)
+}
+
 // searchViewList answers tools/list in the search view.
 func (g *Gateway) searchViewList(req *mcp.ListToolsRequest) (mcp.Result, error) {
 	if req.Params != nil && req.Params.Cursor != "" {
