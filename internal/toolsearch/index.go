@@ -30,6 +30,7 @@ const (
 	fieldDescription
 	fieldParams
 	fieldServer
+	fieldServerText
 	numFields
 )
 
@@ -48,14 +49,30 @@ type Options struct {
 	// SynonymWeight is how much a synonym of a query word counts
 	// against the word itself. Zero means the default; negative, none.
 	SynonymWeight float64
+	// ServerBoost multiplies by 1+ServerBoost the scores of a server's
+	// tools when the query names the server ("... in mongo", "on
+	// GitHub"): a product named is the strongest hint a query has.
+	// Zero means the default; negative, none.
+	ServerBoost float64
+	// Coverage is how much the share of the query's words a tool matches
+	// counts: its score is multiplied by 1-Coverage+Coverage*share, so
+	// that a tool matching three of four words beats one matching one
+	// word often. Zero means the default; negative, none.
+	Coverage float64
 }
 
 func (o Options) withDefaults() Options {
 	if o.Weights == ([numFields]float64{}) {
-		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 1, fieldParams: 0.5, fieldServer: 0.6}
+		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 1, fieldParams: 0.5, fieldServer: 1.2, fieldServerText: 0.1}
 	}
 	if o.SynonymWeight == 0 {
 		o.SynonymWeight = 0.3
+	}
+	if o.ServerBoost == 0 {
+		o.ServerBoost = 0.5
+	}
+	if o.Coverage == 0 {
+		o.Coverage = 0.5
 	}
 	return o
 }
@@ -90,6 +107,9 @@ type Index struct {
 	postings map[string][]posting
 	idf      map[string]float64
 	syn      map[string][]string
+	// servers maps a word of a server's key to the docs' server keys
+	// that have it; docServer is each doc's server key.
+	servers map[string][]string
 }
 
 // Build indexes docs; Search answers with their positions in docs.
@@ -100,6 +120,17 @@ func Build(docs []Doc, opts Options) *Index {
 	ix := &Index{docs: docs, opts: opts, postings: make(map[string][]posting)}
 	if !opts.Baseline {
 		ix.syn = synonyms()
+		ix.servers = make(map[string][]string)
+		seen := make(map[string]bool)
+		for _, d := range docs {
+			if seen[d.Server] {
+				continue
+			}
+			seen[d.Server] = true
+			for _, t := range terms(d.Server) {
+				ix.servers[t] = append(ix.servers[t], d.Server)
+			}
+		}
 	}
 	fieldTerms := make([][numFields][]string, len(docs))
 	var totalLen [numFields]float64
@@ -156,7 +187,10 @@ func (d Doc) fields() [numFields][]string {
 		fs[fieldParams] = append(fs[fieldParams], terms(p.Name)...)
 		fs[fieldParams] = append(fs[fieldParams], terms(p.Description)...)
 	}
-	fs[fieldServer] = append(terms(d.Server), terms(d.ServerText)...)
+	fs[fieldServer] = terms(d.Server)
+	// Every tool of a server shares its text: a word of its instructions
+	// matches all of them alike, and says little about any one.
+	fs[fieldServerText] = terms(d.ServerText)
 	return fs
 }
 
@@ -194,8 +228,16 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 	if limit <= 0 || len(ix.docs) == 0 {
 		return nil
 	}
-	weights := ix.queryTerms(query)
+	weights, origin := ix.queryTerms(query)
 	scores := make([]float64, len(ix.docs))
+	var matched [][]bool // per doc, which of the query's own words it matched
+	nq := 0
+	for _, o := range origin {
+		nq = max(nq, o+1)
+	}
+	if !ix.opts.Baseline && ix.opts.Coverage > 0 && nq > 1 {
+		matched = make([][]bool, len(ix.docs))
+	}
 	var touched []int32
 	for t, qw := range weights {
 		idf := ix.idf[t]
@@ -205,6 +247,30 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 			}
 			tf := float64(p.tf)
 			scores[p.doc] += qw * idf * tf * (k1 + 1) / (tf + k1)
+			if matched != nil {
+				if matched[p.doc] == nil {
+					matched[p.doc] = make([]bool, nq)
+				}
+				matched[p.doc][origin[t]] = true
+			}
+		}
+	}
+	if matched != nil {
+		for _, d := range touched {
+			n := 0
+			for _, m := range matched[d] {
+				if m {
+					n++
+				}
+			}
+			scores[d] *= 1 - ix.opts.Coverage + ix.opts.Coverage*float64(n)/float64(nq)
+		}
+	}
+	if boost := ix.namedServers(weights); len(boost) > 0 {
+		for _, d := range touched {
+			if boost[ix.docs[d].Server] {
+				scores[d] *= 1 + ix.opts.ServerBoost
+			}
 		}
 	}
 	hits := make([]Hit, 0, len(touched))
@@ -230,26 +296,49 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 
 // queryTerms weighs the query's terms: each once however often it is
 // written (a query is a sentence, not a document), its synonyms at
-// SynonymWeight unless the query has them itself.
-func (ix *Index) queryTerms(query string) map[string]float64 {
-	out := make(map[string]float64)
+// SynonymWeight unless the query has them itself. origin numbers the
+// query's own words and gives each term the word it came from.
+func (ix *Index) queryTerms(query string) (weights map[string]float64, origin map[string]int) {
+	weights, origin = make(map[string]float64), make(map[string]int)
+	var ts []string
 	if ix.opts.Baseline {
-		for _, t := range plainTerms(query) {
-			out[t] = 1
-		}
-		return out
+		ts = plainTerms(query)
+	} else {
+		ts = terms(query)
 	}
-	ts := terms(query)
 	for _, t := range ts {
-		out[t] = 1
+		if _, ok := weights[t]; !ok {
+			weights[t] = 1
+			origin[t] = len(origin)
+		}
 	}
-	if ix.opts.SynonymWeight > 0 {
-		for _, t := range ts {
-			for _, s := range ix.syn[t] {
-				if _, ok := out[s]; !ok && ix.postings[s] != nil {
-					out[s] = max(out[s], ix.opts.SynonymWeight)
-				}
+	if ix.opts.Baseline || ix.opts.SynonymWeight <= 0 {
+		return weights, origin
+	}
+	for _, t := range ts {
+		for _, s := range ix.syn[t] {
+			if _, ok := weights[s]; !ok && ix.postings[s] != nil {
+				weights[s] = ix.opts.SynonymWeight
+				origin[s] = origin[t]
 			}
+		}
+	}
+	return weights, origin
+}
+
+// namedServers are the servers whose key the query names, by one of its
+// words or their synonyms (weights' terms).
+func (ix *Index) namedServers(weights map[string]float64) map[string]bool {
+	if ix.opts.Baseline || ix.opts.ServerBoost <= 0 {
+		return nil
+	}
+	var out map[string]bool
+	for t := range weights {
+		for _, s := range ix.servers[t] {
+			if out == nil {
+				out = make(map[string]bool)
+			}
+			out[s] = true
 		}
 	}
 	return out
