@@ -2,6 +2,7 @@ package toolsearch
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
 )
@@ -230,17 +231,20 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 	}
 	weights, origin := ix.queryTerms(query)
 	scores := make([]float64, len(ix.docs))
-	var matched [][]bool // per doc, which of the query's own words it matched
-	nq := 0
+	nq := 0 // the query's own words
 	for _, o := range origin {
 		nq = max(nq, o+1)
 	}
+	// matched holds, per doc, which of the query's own words (up to 64)
+	// it matched, as bits.
+	var matched []uint64
 	if !ix.opts.Baseline && ix.opts.Coverage > 0 && nq > 1 {
-		matched = make([][]bool, len(ix.docs))
+		matched = make([]uint64, len(ix.docs))
 	}
 	var touched []int32
 	for t, qw := range weights {
 		idf := ix.idf[t]
+		bit := uint64(1) << (origin[t] % 64)
 		for _, p := range ix.postings[t] {
 			if scores[p.doc] == 0 {
 				touched = append(touched, p.doc)
@@ -248,22 +252,15 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 			tf := float64(p.tf)
 			scores[p.doc] += qw * idf * tf * (k1 + 1) / (tf + k1)
 			if matched != nil {
-				if matched[p.doc] == nil {
-					matched[p.doc] = make([]bool, nq)
-				}
-				matched[p.doc][origin[t]] = true
+				matched[p.doc] |= bit
 			}
 		}
 	}
 	if matched != nil {
+		share := 1 / float64(min(nq, 64))
 		for _, d := range touched {
-			n := 0
-			for _, m := range matched[d] {
-				if m {
-					n++
-				}
-			}
-			scores[d] *= 1 - ix.opts.Coverage + ix.opts.Coverage*float64(n)/float64(nq)
+			n := float64(bits.OnesCount64(matched[d]))
+			scores[d] *= 1 - ix.opts.Coverage + ix.opts.Coverage*n*share
 		}
 	}
 	if boost := ix.namedServers(weights); len(boost) > 0 {

@@ -91,6 +91,9 @@ func synonymGroups() []string {
 		"domain dns",
 		"kubernetes k8s kube kubectl",
 		"mongodb mongo",
+		"rollback revert undo",
+		"artifact output",
+		"status green pass passing",
 	}
 }
 

@@ -27,10 +27,8 @@ func words(s string, camel bool) []string {
 		if start >= 0 && camel && i > 0 {
 			prev := rs[i-1]
 			switch {
-			case unicode.IsLower(prev) && unicode.IsUpper(r),
-				unicode.IsLetter(prev) && unicode.IsDigit(r),
-				unicode.IsDigit(prev) && unicode.IsLetter(r):
-				flush(i)
+			case (unicode.IsLower(prev) || unicode.IsDigit(prev)) && unicode.IsUpper(r):
+				flush(i) // letters and digits stay together: k8s, s3, ec2, V1
 			case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
 				flush(i) // "HTTPServer": the S starts a word
 			}
@@ -52,7 +50,9 @@ func stopword(w string) bool {
 		"from", "at", "as", "it", "its", "this", "that", "these", "those", "i", "me", "my", "we", "our",
 		"you", "your", "can", "could", "would", "should", "will", "do", "does", "how", "what", "which",
 		"please", "want", "need", "some", "any", "into", "about", "tool", "use", "using", "used",
-		"if", "then", "than", "so", "not", "no", "yes", "all", "also", "via", "s", "e", "g", "eg":
+		"if", "then", "than", "so", "not", "no", "yes", "all", "also", "via", "eg",
+		"here", "there", "now", "just", "whats", "am", "was", "were", "been", "has", "have", "had", "did",
+		"thing", "things", "something", "stuff", "let", "lets", "im", "ive", "them", "they", "their", "us", "he", "she":
 		return true
 	}
 	return false
@@ -112,8 +112,8 @@ func terms(s string) []string {
 	ws := words(s, true)
 	out := ws[:0]
 	for _, w := range ws {
-		if stopword(w) {
-			continue
+		if stopword(w) || len(w) == 1 && (w[0] < '0' || w[0] > '9') {
+			continue // a lone letter ("what's" -> s) says nothing
 		}
 		out = append(out, stem(w))
 	}

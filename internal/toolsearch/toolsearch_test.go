@@ -13,7 +13,8 @@ func TestWords(t *testing.T) {
 		"get_pull-request":    "get pull request",
 		"listCommitsByRepo":   "list commits by repo",
 		"HTTPServerStatus":    "http server status",
-		"browser_take_s3Key":  "browser take s 3 key",
+		"browser_take_s3Key":  "browser take s3 key",
+		"k8sPodsV1":           "k8s pods v1",
 		"  Brave: web search": "brave web search",
 	} {
 		if got := strings.Join(words(in, true), " "); got != want {

@@ -35,14 +35,16 @@ func TestSearchTune(t *testing.T) {
 		"name2":     {Weights: [numFields]float64{2, 2, 1, 0.5, 0.6, 0.1}},
 	}
 	if os.Getenv("MCP_GATEWAY_TUNE") == "grid" {
-		for _, wn := range []float64{1, 1.5, 2, 3} {
-			for _, wt := range []float64{1, 2} {
-				for _, wp := range []float64{0.2, 0.5} {
-					for _, ws := range []float64{0.3, 0.6, 1.2} {
-						for _, syn := range []float64{0.15, 0.3, 0.5} {
-							o := Options{Weights: [numFields]float64{wn, wt, 1, wp, ws, 0.1}, SynonymWeight: syn}
-							m := evaluate(Build(docs, o), ids, tune)["tune all"]
-							fmt.Printf("GRID %.3f %.3f name=%v title=%v params=%v server=%v syn=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), wn, wt, wp, ws, syn)
+		for _, wn := range []float64{2, 3, 4} {
+			for _, wd := range []float64{0.7, 1} {
+				for _, ws := range []float64{0.8, 1.2, 2} {
+					for _, syn := range []float64{0.2, 0.3, 0.4} {
+						for _, cov := range []float64{0.3, 0.5, 0.7} {
+							for _, boost := range []float64{0.3, 0.5, 1} {
+								o := Options{Weights: [numFields]float64{wn, 2, wd, 0.5, ws, 0.1}, SynonymWeight: syn, Coverage: cov, ServerBoost: boost}
+								m := evaluate(Build(docs, o), ids, tune)["tune all"]
+								fmt.Printf("GRID %.3f %.3f name=%v desc=%v server=%v syn=%v cov=%v boost=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), wn, wd, ws, syn, cov, boost)
+							}
 						}
 					}
 				}
