@@ -55,6 +55,11 @@ type Options struct {
 	// GitHub"): a product named is the strongest hint a query has.
 	// Zero means the default; negative, none.
 	ServerBoost float64
+	// ServerContext is how much the server's own match counts (see
+	// serverIndex): a tool's score is multiplied by 1+ServerContext*s,
+	// s the server's score relative to the best server's. Zero means the
+	// default; negative, none.
+	ServerContext float64
 	// Coverage is how much the share of the query's words a tool matches
 	// counts: its score is multiplied by 1-Coverage+Coverage*share, so
 	// that a tool matching three of four words beats one matching one
@@ -71,6 +76,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ServerBoost == 0 {
 		o.ServerBoost = 0.5
+	}
+	if o.ServerContext == 0 {
+		o.ServerContext = 0.5
 	}
 	if o.Coverage == 0 {
 		o.Coverage = 0.5
@@ -111,6 +119,7 @@ type Index struct {
 	// servers maps a word of a server's key to the docs' server keys
 	// that have it; docServer is each doc's server key.
 	servers map[string][]string
+	srv     *serverIndex // nil: no server context
 }
 
 // Build indexes docs; Search answers with their positions in docs.
@@ -144,6 +153,9 @@ func Build(docs []Doc, opts Options) *Index {
 		for f := range numFields {
 			totalLen[f] += float64(len(fieldTerms[i][f]))
 		}
+	}
+	if !opts.Baseline && opts.ServerContext > 0 {
+		ix.srv = buildServerIndex(docs, fieldTerms)
 	}
 	var avgLen [numFields]float64
 	for f := range numFields {
@@ -261,6 +273,12 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 		for _, d := range touched {
 			n := float64(bits.OnesCount64(matched[d]))
 			scores[d] *= 1 - ix.opts.Coverage + ix.opts.Coverage*n*share
+		}
+	}
+	if ix.srv != nil {
+		ss := ix.srv.scores(weights)
+		for _, d := range touched {
+			scores[d] *= 1 + ix.opts.ServerContext*ss[ix.srv.docServer[d]]
 		}
 	}
 	if boost := ix.namedServers(weights); len(boost) > 0 {

@@ -149,8 +149,8 @@ func (m metrics) row(name string) string {
 }
 
 // evaluate runs every query against ix and returns metrics by "split
-// style" (and "split all").
-func evaluate(ix *Index, ids []string, queries []benchQuery) map[string]*metrics {
+// style" (and "split all"), split(i) naming query i's split.
+func evaluate(ix *Index, ids []string, queries []benchQuery, split func(int) string) map[string]*metrics {
 	out := map[string]*metrics{}
 	for i, q := range queries {
 		rank := 0
@@ -160,7 +160,7 @@ func evaluate(ix *Index, ids []string, queries []benchQuery) map[string]*metrics
 				break
 			}
 		}
-		for _, k := range []string{splitOf(i) + " " + q.Style, splitOf(i) + " all", "all " + q.Style, "all all"} {
+		for _, k := range []string{split(i) + " " + q.Style, split(i) + " all", "all " + q.Style, "all all"} {
 			if out[k] == nil {
 				out[k] = &metrics{}
 			}
@@ -180,8 +180,8 @@ func TestSearchQuality(t *testing.T) {
 	if len(servers) < 15 || len(docs) < 500 || len(queries) < 300 {
 		t.Logf("benchmark below the issue's size: %d servers, %d tools, %d queries", len(servers), len(docs), len(queries))
 	}
-	base := evaluate(Build(docs, Options{Baseline: true}), ids, queries)
-	ranker := evaluate(Build(docs, Options{}), ids, queries)
+	base := evaluate(Build(docs, Options{Baseline: true}), ids, queries, splitOf)
+	ranker := evaluate(Build(docs, Options{}), ids, queries, splitOf)
 	var table strings.Builder
 	fmt.Fprintf(&table, "%d servers, %d tools, %d queries\n\n", len(servers), len(docs), len(queries))
 	table.WriteString("| queries | n | hit@1 | hit@3 | hit@5 | hit@10 | MRR |\n| --- | --- | --- | --- | --- | --- | --- |\n")

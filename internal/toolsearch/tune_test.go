@@ -6,6 +6,8 @@ import (
 	"testing"
 )
 
+func allTune(int) string { return splitTune }
+
 // TestSearchTune prints the tuning split's metrics for variants of the
 // ranker's options (MCP_GATEWAY_TUNE=1): the held-out split is never
 // printed here.
@@ -22,6 +24,10 @@ func TestSearchTune(t *testing.T) {
 	}
 	variants := map[string]Options{
 		"default":   {},
+		"noctx":     {ServerContext: -1},
+		"ctx0.3":    {ServerContext: 0.3},
+		"ctx1":      {ServerContext: 1},
+		"ctx2":      {ServerContext: 2},
 		"baseline":  {Baseline: true},
 		"nosyn":     {SynonymWeight: -1},
 		"noboost":   {ServerBoost: -1},
@@ -42,7 +48,7 @@ func TestSearchTune(t *testing.T) {
 						for _, cov := range []float64{0.3, 0.5, 0.7} {
 							for _, boost := range []float64{0.3, 0.5, 1} {
 								o := Options{Weights: [numFields]float64{wn, 2, wd, 0.5, ws, 0.1}, SynonymWeight: syn, Coverage: cov, ServerBoost: boost}
-								m := evaluate(Build(docs, o), ids, tune)["tune all"]
+								m := evaluate(Build(docs, o), ids, tune, allTune)["tune all"]
 								fmt.Printf("GRID %.3f %.3f name=%v desc=%v server=%v syn=%v cov=%v boost=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), wn, wd, ws, syn, cov, boost)
 							}
 						}
@@ -53,7 +59,7 @@ func TestSearchTune(t *testing.T) {
 		return
 	}
 	for name, o := range variants {
-		m := evaluate(Build(docs, o), ids, tune)
+		m := evaluate(Build(docs, o), ids, tune, allTune)
 		fmt.Println(m["tune all"].row(name), m["tune paraphrase"].row(name+" para"), m["tune precise"].row(name+" precise"))
 	}
 	if os.Getenv("MCP_GATEWAY_TUNE") == "misses" {
