@@ -27,7 +27,7 @@ func searchConfig(t *testing.T) string {
 	t.Helper()
 	return mcpConfig(t, map[string]any{
 		"alpha": map[string]any{
-			"runCmd":  fixture.ShellCommand(fixture.Options{Name: "alpha", Tools: []string{"echo", "env", "progress", "elicit", "add_tool"}}),
+			"runCmd":  fixture.ShellCommand(fixture.Options{Name: "alpha", Tools: []string{"echo", "env", "progress", "elicit", "add_tool", "sleep"}}),
 			"x-tools": map[string]any{"deny": []string{"env"}},
 		},
 		"beta": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "beta", Tools: []string{fixture.NoTools}, ExtraTools: []string{"search_tools"}})},
@@ -196,6 +196,22 @@ func TestSearchViewHTTP(t *testing.T) {
 	if slices.Contains(all, gatewayCallTool) {
 		t.Errorf("the default view lists the gateway's call_tool: %v", all)
 	}
+
+	// Cancelling call_tool cancels the tool's call at its server.
+	search := connect("?tools=search", nil)
+	callCtx, cancelCall := context.WithCancel(ctx)
+	called := make(chan error, 1)
+	go func() {
+		_, err := search.CallTool(callCtx, &mcp.CallToolParams{Name: gatewayCallTool,
+			Arguments: map[string]any{"name": "sleep", "arguments": map[string]any{"ms": 60000}}})
+		called <- err
+	}()
+	waitFor(t, 30*time.Second, "the server to start sleeping", func() bool { return strings.Contains(sb.log(), "sleep started") })
+	cancelCall()
+	if err := <-called; err == nil {
+		t.Error("a cancelled call_tool returned a result")
+	}
+	waitFor(t, 30*time.Second, "the server to see the cancellation", func() bool { return strings.Contains(sb.log(), "sleep cancelled") })
 
 	req, _ := http.NewRequest(http.MethodPost, sb.url()+"/mcp?tools=some", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 	req.Header.Set("Authorization", "Bearer "+sb.token)
