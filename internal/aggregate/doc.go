@@ -44,5 +44,9 @@
 // the session carries now (log level, roots); input requests and their
 // multi-round-trip answers (inputResponses, requestState in a request's
 // params) belong in Forward and Send, next to the progress token, since
-// they too are members rewritten per server. None of it is implemented.
+// they too are members rewritten per server. Of the input requests, one
+// case is implemented: a 2026 server's InputRequiredResult answered for a
+// 2025-era agent (legacyshim.go, through callRaw, which every raw send of
+// a tools/call, prompts/get or resources/read goes through); the rest is
+// not.
 package aggregate

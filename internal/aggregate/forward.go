@@ -330,7 +330,7 @@ func (g *Gateway) sendParams(ctx context.Context, up Upstream, c *call, f *Forwa
 		}
 		release = func() { g.progress.releaseToken(mine) }
 	}
-	res, err = up.(RawCaller).CallRaw(ctx, f.method, params)
+	res, err = g.callRaw(ctx, c, up.(RawCaller), f.method, params)
 	// A request the agent cancelled may still have progress coming.
 	settle(err, release)
 	if err != nil {
@@ -374,12 +374,12 @@ func (g *Gateway) sendCall(ctx context.Context, ss *mcp.ServerSession, f *Forwar
 			args = nil
 		}
 		var trace string
-		res, trace, err = g.callToolRawHooked(ctx, ss, up, r, f.name, args, params)
+		res, trace, err = g.callToolRawHooked(ctx, c, up, r, f.name, args, params)
 		done()
 		g.auditRaw(ss, server, f.name, began, len(args), res, err, trace)
 		return res, err
 	}
-	res, err = up.CallRaw(ctx, "tools/call", params)
+	res, err = g.callRaw(ctx, c, up, "tools/call", params)
 	done()
 	if err == nil && (len(res) == 0 || res[0] != '{') {
 		err = fmt.Errorf("tools/call result is not an object: %.40s", res)

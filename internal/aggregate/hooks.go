@@ -55,10 +55,10 @@ func (g *Gateway) runHooks(ctx context.Context, c *intercept.Call, next intercep
 // gateway's progress token); args are the agent's arguments. Of what the
 // chain leaves, only the arguments, when an interceptor changed them, are
 // set in params: every other member goes on as the agent sent it.
-func (g *Gateway) callToolRawHooked(ctx context.Context, ss *mcp.ServerSession, up RawCaller, r route, exported string,
+func (g *Gateway) callToolRawHooked(ctx context.Context, fc *call, up RawCaller, r route, exported string,
 	args, params json.RawMessage) (json.RawMessage, string, error) {
 	server := r.up.Name()
-	c := &intercept.Call{Server: server, Tool: r.name, ExportedTool: exported, Session: ss.ID(), Arguments: args}
+	c := &intercept.Call{Server: server, Tool: r.name, ExportedTool: exported, Session: fc.ss.ID(), Arguments: args}
 	return g.runHooks(ctx, c, func(ctx context.Context, out json.RawMessage) (json.RawMessage, error) {
 		sent := params
 		if !bytes.Equal(out, args) {
@@ -70,7 +70,7 @@ func (g *Gateway) callToolRawHooked(ctx context.Context, ss *mcp.ServerSession, 
 				return nil, err
 			}
 		}
-		res, err := up.CallRaw(ctx, "tools/call", sent)
+		res, err := g.callRaw(ctx, fc, up, "tools/call", sent)
 		if err == nil && (len(res) == 0 || res[0] != '{') {
 			err = errors.New("tools/call result is not an object")
 		}

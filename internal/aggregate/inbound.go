@@ -160,7 +160,7 @@ func (g *Gateway) forwardAgentParams(ctx context.Context, up Upstream, c *call, 
 	if err != nil {
 		return nil, false, nil
 	}
-	b, err := rc.CallRaw(ctx, method, params)
+	b, err := g.callRaw(ctx, c, rc, method, params)
 	// A request the agent cancelled may still have progress coming.
 	settle(err, release)
 	if err != nil {

@@ -57,7 +57,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 		meta := g.progress.forward(p.Meta, call)
 		defer g.progress.release(meta)
 		params := &mcp.GetPromptParams{Meta: meta, Name: r.name, Arguments: p.Arguments}
-		res, err = forward(ctx, r.up, "prompts/get", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+		res, err = g.forward(ctx, call, r.up, "prompts/get", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
 			return cs.GetPrompt(ctx, params)
 		})
 	}

@@ -121,7 +121,7 @@ func rename(params json.RawMessage, name string) (json.RawMessage, error) {
 // gets them as the server wrote them, else through the SDK client (sdk).
 // params are the request's params as the gateway forwards them (routing
 // applied).
-func forward(ctx context.Context, up Upstream, method string, params any, sdk func(context.Context, *mcp.ClientSession) (mcp.Result, error)) (mcp.Result, error) {
+func (g *Gateway) forward(ctx context.Context, c *call, up Upstream, method string, params any, sdk func(context.Context, *mcp.ClientSession) (mcp.Result, error)) (mcp.Result, error) {
 	rc, ok := up.(RawCaller)
 	if !ok {
 		var res mcp.Result
@@ -136,7 +136,7 @@ func forward(ctx context.Context, up Upstream, method string, params any, sdk fu
 	if err != nil {
 		return nil, fmt.Errorf("%s params: %w", method, err)
 	}
-	res, err := rc.CallRaw(ctx, method, b)
+	res, err := g.callRaw(ctx, c, rc, method, b)
 	if err != nil {
 		return nil, err
 	}

@@ -30,40 +30,10 @@ func UpstreamCapabilities() *mcp.ClientCapabilities {
 // answer goes back as the bytes the agent sent.
 func (g *Gateway) ServeRequest(server, method string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
 	switch method {
-	case "sampling/createMessage":
+	case "sampling/createMessage", "elicitation/create":
 		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-			var p struct {
-				Tools          json.RawMessage `json:"tools"`
-				ToolChoice     json.RawMessage `json:"toolChoice"`
-				IncludeContext string          `json:"includeContext"`
-			}
-			_ = json.Unmarshal(params, &p)
-			feature, supports := "sampling", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil }
-			switch {
-			case p.Tools != nil || p.ToolChoice != nil:
-				feature, supports = "sampling with tools", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil && c.Sampling.Tools != nil }
-			case p.IncludeContext != "" && p.IncludeContext != "none":
-				feature, supports = "sampling with context", func(c *mcp.ClientCapabilities) bool { return c.Sampling != nil && c.Sampling.Context != nil }
-			}
+			feature, supports := inputFeature(method, params)
 			return g.relayRequest(ctx, server, method, params, feature, supports)
-		}
-	case "elicitation/create":
-		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-			var p struct {
-				Mode string `json:"mode"`
-				URL  string `json:"url"`
-			}
-			_ = json.Unmarshal(params, &p)
-			if p.Mode == "url" || (p.Mode == "" && p.URL != "") {
-				return g.relayRequest(ctx, server, method, params, "URL elicitation", func(c *mcp.ClientCapabilities) bool {
-					return c.Elicitation != nil && c.Elicitation.URL != nil
-				})
-			}
-			// Form mode. A client that declared only URL mode has no forms;
-			// one that declared neither is from before modes (forms).
-			return g.relayRequest(ctx, server, method, params, "elicitation", func(c *mcp.ClientCapabilities) bool {
-				return c.Elicitation != nil && (c.Elicitation.Form != nil || c.Elicitation.URL == nil)
-			})
 		}
 	case "roots/list":
 		return func(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {

@@ -251,7 +251,7 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 		if !sent {
 			meta := g.progress.forward(p.Meta, call)
 			params := &mcp.ReadResourceParams{Meta: meta, URI: orig}
-			res, err = forward(ctx, up, "resources/read", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+			res, err = g.forward(ctx, call, up, "resources/read", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
 				return cs.ReadResource(ctx, params)
 			})
 			g.progress.release(meta)
@@ -397,7 +397,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.R
 	res, sent, err := g.forwardAgentParams(ctx, up, call, "completion/complete", rawParams(req), reroute)
 	if !sent {
 		params := &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context}
-		res, err = forward(ctx, up, "completion/complete", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+		res, err = g.forward(ctx, call, up, "completion/complete", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
 			return cs.Complete(ctx, params)
 		})
 	}

@@ -378,7 +378,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	} else {
 		// The server's result bytes, as the fast path relays them.
 		params := &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args}
-		res, err = forward(ctx, r.up, "tools/call", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+		res, err = g.forward(ctx, call, r.up, "tools/call", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
 			return cs.CallTool(ctx, params)
 		})
 		if err != nil {
@@ -418,9 +418,9 @@ func (g *Gateway) callToolAgentParams(ctx context.Context, req *mcp.CallToolRequ
 	var b json.RawMessage
 	if g.hooked(r.up.Name(), r.name) {
 		a, _ := args.(json.RawMessage)
-		b, trace, err = g.callToolRawHooked(ctx, req.Session, up, r, req.Params.Name, a, params)
+		b, trace, err = g.callToolRawHooked(ctx, c, up, r, req.Params.Name, a, params)
 	} else {
-		b, err = up.CallRaw(ctx, "tools/call", params)
+		b, err = g.callRaw(ctx, c, up, "tools/call", params)
 		upErr = err
 		if err == nil && (len(b) == 0 || b[0] != '{') {
 			err = fmt.Errorf("tools/call result is not an object: %.40s", b)

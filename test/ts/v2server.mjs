@@ -22,6 +22,8 @@
 //                                        (elicitation form), "url" (URL elicitation), "sampling", "roots"; the
 //                                        first round carries requestState "v2server-round-1", and the retry must
 //                                        echo it byte for byte; the result's text is JSON of the answers
+//              askmore {rounds}          one form elicitation per round for that many rounds (requestState
+//                                        "askmore-<n>" checked on each retry); then "answered <rounds>"
 //              progress {steps}          a progress notification per step (when the call has a progressToken)
 //                                        and an info log message per step; then "done <steps>"
 //              touch {uri}               notifies resources/updated for uri (v2://counter bumps the counter)
@@ -145,6 +147,28 @@ function buildServer() {
             const answers = {};
             for (const kind of kinds) answers[kind] = answerOf(responses, kind);
             return { content: [{ type: 'text', text: JSON.stringify(answers) }] };
+        }
+    );
+
+    server.registerTool(
+        'askmore',
+        {
+            description: 'Asks one form question per round, for the given number of rounds',
+            inputSchema: z.object({ rounds: z.number().int().min(1).max(20) })
+        },
+        async ({ rounds }, ctx) => {
+            const responses = ctx.mcpReq.inputResponses;
+            let done = 0;
+            if (responses !== undefined) {
+                const state = ctx.mcpReq.requestState();
+                const m = /^askmore-(\d+)$/.exec(state ?? '');
+                if (m === null || answerOf(responses, `q${m[1]}`).action !== 'accept') {
+                    return { content: [{ type: 'text', text: `bad retry: requestState ${JSON.stringify(state)}` }], isError: true };
+                }
+                done = Number(m[1]);
+            }
+            if (done >= rounds) return { content: [{ type: 'text', text: `answered ${done}` }] };
+            return inputRequired({ inputRequests: { [`q${done + 1}`]: inputRequestOf('form') }, requestState: `askmore-${done + 1}` });
         }
     );
 
