@@ -55,7 +55,7 @@ func packageLayers() [][]string {
 		{"interceptor/contract", "internal/pluginwire", "internal/auth", "internal/redact",
 			"internal/jsonlimit", "internal/rawjson", "internal/naming", "internal/logfile",
 			"internal/sandbox", "internal/reaper", "internal/fixture", "internal/catalog/gen",
-			"internal/toolsearch", ""},
+			"internal/toolsearch", "internal/telemetry", ""},
 	}
 }
 

@@ -146,6 +146,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--interceptors", set.Interceptors,
 		"--allowed-origins", set.AllowedOrigins,
 		"--tools", set.Tools,
+		"--metrics="+strconv.FormatBool(set.Metrics),
 	)...)
 	cmd.Args = append(cmd.Args, limitArgs(set.Limits)...)
 	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)

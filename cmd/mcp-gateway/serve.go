@@ -95,6 +95,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.Progress, stopProgress = p.add, p.stop
 	}
 	defer stopProgress()
+	if cfg.Telemetry, err = startTelemetry(ctx, set, log); err != nil {
+		return err
+	}
+	defer stopTelemetry(cfg.Telemetry, log)
 	g := gateway.New(specs, cfg)
 	if err := g.Start(ctx); err != nil {
 		return err
@@ -214,6 +218,10 @@ func daemonMain(ctx context.Context, set *settings, log zerolog.Logger, lock *os
 	if progress {
 		cfg.Progress = func(e gateway.Progress) { report(readyMsg{Progress: &e}) }
 	}
+	if cfg.Telemetry, err = startTelemetry(ctx, set, log); err != nil {
+		return err
+	}
+	defer stopTelemetry(cfg.Telemetry, log)
 	g := gateway.New(specs, cfg)
 	if err := g.Start(ctx); err != nil {
 		return err

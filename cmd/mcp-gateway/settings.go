@@ -63,6 +63,9 @@ type settings struct {
 	// Tools is the default tool view: "all" or "search"
 	// (aggregate.ToolsView); over HTTP an agent's ?tools= overrides it.
 	Tools string
+	// Metrics serves GET /metrics (Prometheus text, behind the token);
+	// the OTEL_* variables turn on OTLP export on their own.
+	Metrics bool
 }
 
 // Defaults of the contract (../shared/seeds: port 50005, /etc/mcp-gateway).
@@ -93,6 +96,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.Procs, "procs", defaultProcs, "CPUs the gateway's own code may use at once (0: all, or $GOMAXPROCS)")
 	fs.StringVar(&s.AllowedOrigins, "allowed-origins", "", "comma-separated browser origins (https://host[:port]) allowed to use /mcp besides the gateway's own address; \"*\" allows any; requests without an Origin header (MCP clients outside a browser) are not affected")
 	fs.StringVar(&s.Tools, "tools", string(aggregate.ViewAll), "the tool view: \"all\" lists every tool; \"search\" lists only search_tools and call_tool, which find and call the others (over HTTP an agent picks its own with /mcp?tools=all|search)")
+	fs.BoolVar(&s.Metrics, "metrics", false, "record metrics and serve them at GET /metrics in the Prometheus text format, behind the token (docs/observability.md; OTEL_* variables export traces and metrics over OTLP)")
 	fs.StringVar(&s.Interceptors, "interceptors", intercept.DefaultPath, "interceptor config file (README: Interceptors); may be absent at the default path")
 	registerLimits(fs, &s.Limits)
 }

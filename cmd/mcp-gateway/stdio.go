@@ -70,6 +70,10 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	cfg := set.gatewayConfig("", log)
 	cfg.Listen = "" // no HTTP endpoint
+	if cfg.Telemetry, err = startTelemetry(ctx, set, log); err != nil {
+		return err
+	}
+	defer stopTelemetry(cfg.Telemetry, log)
 	g := gateway.New(specs, cfg)
 	if err := g.Start(ctx); err != nil {
 		return err

@@ -268,6 +268,13 @@ func (g *Gateway) MayStream(ss *mcp.ServerSession, f *Forward, hasStream bool) b
 // be rewritten for the server (or, for a subscription, the server no longer
 // owns the URI): the SDK path answers such a request.
 func (g *Gateway) Send(ctx context.Context, ss *mcp.ServerSession, f *Forward, notify Notify, ask Ask) (json.RawMessage, error) {
+	if g.tel != nil {
+		return g.sendTraced(ctx, ss, f, notify, ask)
+	}
+	return g.send(ctx, ss, f, notify, ask)
+}
+
+func (g *Gateway) send(ctx context.Context, ss *mcp.ServerSession, f *Forward, notify Notify, ask Ask) (json.RawMessage, error) {
 	switch f.method {
 	case "tools/call":
 		return g.sendCall(ctx, ss, f, notify, ask)

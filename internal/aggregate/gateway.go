@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
 	"github.com/mcp-gateway/mcp-gateway/internal/tasktable"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // Upstream is what the gateway needs of a server. *supervisor.Server
@@ -45,6 +46,9 @@ type Options struct {
 	// ToolsView is the view of requests that ask for none (search.go).
 	// Empty means ViewAll.
 	ToolsView ToolsView
+	// Telemetry, if set, traces and measures every request served and
+	// forwarded (telemetry.go). Nil: off.
+	Telemetry *telemetry.Telemetry
 }
 
 // CallRecord describes one forwarded tool call for the audit log.
@@ -73,8 +77,9 @@ type Gateway struct {
 	version  string
 	audit    func(CallRecord)
 	icpt     *intercept.Engine
-	view     ToolsView   // the default (search.go)
-	search   searchIndex // the search view's index (search.go)
+	view     ToolsView            // the default (search.go)
+	search   searchIndex          // the search view's index (search.go)
+	tel      *telemetry.Telemetry // nil: off
 	// decoded, if set, is called each time the raw path decodes a
 	// request's params (Gateway.decode): tests count them
 	// (export_test.go). Nil otherwise.
@@ -145,6 +150,7 @@ func New(opts Options) *Gateway {
 		audit:        opts.Audit,
 		icpt:         opts.Interceptors,
 		view:         cmp.Or(opts.ToolsView, ViewAll),
+		tel:          opts.Telemetry,
 		calls:        newInflight(),
 		progress:     newProgressMap(),
 		subs:         newSubscriptions(),
@@ -193,7 +199,7 @@ func New(opts Options) *Gateway {
 	// friends: AddTool panics on input schemas real servers publish (no
 	// "type", or ["object","null"]), and such tools must be served as
 	// published; and each answer depends on live upstream state.
-	g.server.AddReceivingMiddleware(g.middleware)
+	g.server.AddReceivingMiddleware(g.tracedMiddleware, g.middleware)
 	return g
 }
 

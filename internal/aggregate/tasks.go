@@ -95,7 +95,7 @@ func callRaw(ctx context.Context, up Upstream, method string, params json.RawMes
 	if !ok {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("server %q does not take %s through the gateway", up.Name(), method)}
 	}
-	res, err := rc.CallRaw(ctx, method, params)
+	res, err := tracedCallRaw(ctx, rc, method, params)
 	if err == nil && (len(res) == 0 || res[0] != '{') {
 		err = fmt.Errorf("%s result is not an object: %.40s", method, res)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/auth"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // Options configure an Endpoint. The zero value works: default limits, the
@@ -56,6 +57,10 @@ type Options struct {
 	// Requests without Origin (MCP clients outside a browser) are not
 	// affected. Nil allows no other origin.
 	AllowedOrigins []string
+	// Telemetry, if set, gets each fast-path request's id and HTTP trace
+	// context, and serves GET /metrics behind the token. Nil: /metrics
+	// answers 404.
+	Telemetry *telemetry.Telemetry
 }
 
 // Endpoint serves one merged MCP server (an aggregate.Gateway) over
@@ -140,6 +145,7 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 		}
 	}))
 	e.mux.HandleFunc("GET /health", e.health)
+	e.mux.Handle("GET /metrics", auth.Bearer(token, opts.TokenFile, opts.Telemetry.Handler()))
 	e.srv = opts.Limits.server(e.mux)
 	e.srv.Handler = e.lane.takeover(e.srv.Handler)
 	return e

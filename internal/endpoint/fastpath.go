@@ -141,6 +141,9 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
+	if t := f.e.opts.Telemetry; t != nil {
+		ctx = t.WithRequest(ctx, string(msg.ID), r.Header.Get("traceparent"), r.Header.Get("tracestate"), "tcp")
+	}
 	key := fastCallKey{sid, string(msg.ID)}
 	f.mu.Lock()
 	_, dup := f.calls[key]

@@ -25,6 +25,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/reaper"
 	"github.com/mcp-gateway/mcp-gateway/internal/redact"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // Defaults for Config's zero values.
@@ -106,6 +107,9 @@ type Config struct {
 	// Progress, if set, is told of each server's start, readiness or
 	// failure while the gateway starts, from several goroutines at once.
 	Progress func(Progress)
+	// Telemetry, if set, traces and measures the gateway (its owner shuts
+	// it down, after the gateway). Nil: off.
+	Telemetry *telemetry.Telemetry
 }
 
 // Gateway is one running gateway: its servers, the merged MCP server and
@@ -168,7 +172,11 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 		audit = log.Output(cfg.Audit)
 	}
 	g.icpt = intercept.New(cfg.Interceptors, specs, intercept.Options{Logger: log, Environ: env})
-	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: cfg.Version, Audit: endpoint.AuditLog(audit), Interceptors: g.icpt, ToolsView: g.cfg.ToolsView})
+	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: cfg.Version, Audit: endpoint.AuditLog(audit), Interceptors: g.icpt,
+		ToolsView: g.cfg.ToolsView, Telemetry: cfg.Telemetry})
+	if err := cfg.Telemetry.Observe(g.sessionCount, g.serverStates); err != nil {
+		log.Warn().Err(err).Msg("telemetry: the gauges of sessions and servers are off")
+	}
 	secrets := []string{cfg.Token}
 	for _, sp := range specs {
 		secrets = append(secrets, sp.Secrets()...)
@@ -291,6 +299,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 			OnRequest:      g.trim.seen,
 			TokenFile:      g.cfg.TokenFile,
 			AllowedOrigins: g.cfg.AllowedOrigins,
+			Telemetry:      g.cfg.Telemetry,
 		})
 		go func() { serveErr <- g.ep.Serve(ln) }()
 	}

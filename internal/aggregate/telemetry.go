@@ -1,0 +1,181 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
+)
+
+// The gateway's traces and metrics (internal/telemetry) hook in at three
+// places, each a nil check when telemetry is off:
+//
+//   - tracedMiddleware: a server span around every request the SDK path
+//     serves;
+//   - sendTraced: the same around Send, the raw path;
+//   - tracedCallRaw: a client span around every request forwarded to a server,
+//     whose _meta then carries the span as traceparent, so that a server
+//     that reads it continues the trace.
+
+// tracedMiddleware is the SDK path's server span.
+func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
+	if g.tel == nil {
+		return next
+	}
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		r := telemetry.Request{Method: method}
+		if s := req.GetSession(); s != nil {
+			r.Session = s.ID()
+		}
+		if p := req.GetParams(); p != nil {
+			if m := p.GetMeta(); m != nil {
+				r.Traceparent, _ = m["traceparent"].(string)
+				r.Tracestate, _ = m["tracestate"].(string)
+			}
+		}
+		switch p := req.GetParams().(type) {
+		case *mcp.CallToolParamsRaw:
+			r.Tool = p.Name
+		case *mcp.GetPromptParams:
+			r.Prompt = p.Name
+		}
+		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
+			r.Transport = "tcp"
+			if r.Traceparent == "" {
+				r.Traceparent, r.Tracestate = ex.Header.Get("traceparent"), ex.Header.Get("tracestate")
+			}
+		}
+		ctx, op := g.tel.Serve(ctx, r)
+		res, err := next(ctx, method, req)
+		op.End(resultErrorType(res, err))
+		return res, err
+	}
+}
+
+// resultErrorType is the error.type of a served request's outcome.
+func resultErrorType(res mcp.Result, err error) string {
+	if err != nil {
+		return telemetry.ErrorType(err)
+	}
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
+		if r.IsError {
+			return telemetry.ToolError
+		}
+	case *rawResult:
+		if isErrorResult(r.raw) {
+			return telemetry.ToolError
+		}
+	}
+	return ""
+}
+
+// sendTraced is Send with the raw path's server span.
+func (g *Gateway) sendTraced(ctx context.Context, ss *mcp.ServerSession, f *Forward, notify Notify, ask Ask) (json.RawMessage, error) {
+	r := telemetry.Request{Method: f.method}
+	if ss != nil {
+		r.Session = ss.ID()
+	}
+	if f.method == "tools/call" {
+		r.Tool = f.name
+	}
+	r.Traceparent, r.Tracestate = traceMeta(f.params)
+	ctx, op := g.tel.Serve(ctx, r)
+	res, err := g.send(ctx, ss, f, notify, ask)
+	errType := telemetry.ErrorType(err)
+	if err == nil && f.method == "tools/call" && isErrorResult(res) {
+		errType = telemetry.ToolError
+	}
+	op.End(errType)
+	return res, err
+}
+
+// traceMeta reads the W3C trace context in params' _meta, if any.
+func traceMeta(params json.RawMessage) (traceparent, tracestate string) {
+	meta, ok, err := rawjson.MemberValue(params, "_meta")
+	if err != nil || !ok {
+		return "", ""
+	}
+	str := func(key string) string {
+		v, ok, err := rawjson.MemberValue(meta, key)
+		if err != nil || !ok {
+			return ""
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return ""
+		}
+		return s
+	}
+	return str("traceparent"), str("tracestate")
+}
+
+// tracedCallRaw forwards a raw request to its server, in a client span when the
+// served request has one: the span's trace context goes in the forwarded
+// _meta (replacing the agent's: the server's parent is the gateway's span).
+func tracedCallRaw(ctx context.Context, rc RawCaller, method string, params json.RawMessage) (json.RawMessage, error) {
+	if !telemetry.Serving(ctx) {
+		return rc.CallRaw(ctx, method, params)
+	}
+	server := ""
+	if up, ok := rc.(Upstream); ok {
+		server = up.Name()
+	}
+	// The name after routing: the server's own name for the tool.
+	r := telemetry.Request{Method: method}
+	switch method {
+	case "tools/call":
+		r.Tool = nameOf(params)
+	case "prompts/get":
+		r.Prompt = nameOf(params)
+	}
+	ctx, op := telemetry.Forward(ctx, server, r)
+	if tp, ts := op.Traceparent(); tp != "" {
+		if p, err := withTraceMeta(params, tp, ts); err == nil {
+			params = p
+		}
+	}
+	res, err := rc.CallRaw(ctx, method, params)
+	errType := telemetry.ErrorType(err)
+	if err == nil && method == "tools/call" && isErrorResult(res) {
+		errType = telemetry.ToolError
+	}
+	op.End(errType)
+	return res, err
+}
+
+// nameOf is params' "name" member, "" if none.
+func nameOf(params json.RawMessage) string {
+	v, ok, err := rawjson.MemberValue(params, "name")
+	if err != nil || !ok {
+		return ""
+	}
+	var s string
+	_ = json.Unmarshal(v, &s)
+	return s
+}
+
+// withTraceMeta sets traceparent (and tracestate, when set) in params'
+// _meta, keeping every other member as sent.
+func withTraceMeta(params json.RawMessage, traceparent, tracestate string) (json.RawMessage, error) {
+	meta, ok, err := rawjson.MemberValue(params, "_meta")
+	if err != nil {
+		return nil, err
+	}
+	if !ok || bytes.Equal(bytes.TrimSpace(meta), []byte("null")) {
+		meta = json.RawMessage(`{}`)
+	}
+	if meta, err = rawjson.SetString(meta, "traceparent", traceparent); err != nil {
+		return nil, err
+	}
+	if tracestate != "" {
+		if meta, err = rawjson.SetString(meta, "tracestate", tracestate); err != nil {
+			return nil, err
+		}
+	}
+	return rawjson.SetMember(params, "_meta", meta)
+}

@@ -1,0 +1,271 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Attribute keys of the OpenTelemetry semantic conventions for MCP, and
+// the gateway's own (mcp_gateway.*) where they say nothing.
+const (
+	keyMethod    = attribute.Key("mcp.method.name")
+	keySession   = attribute.Key("mcp.session.id")
+	keyRequestID = attribute.Key("jsonrpc.request.id")
+	keyTool      = attribute.Key("gen_ai.tool.name")
+	keyPrompt    = attribute.Key("gen_ai.prompt.name")
+	keyOperation = attribute.Key("gen_ai.operation.name")
+	keyErrorType = attribute.Key("error.type")
+	keyTransport = attribute.Key("network.transport")
+	keyServer    = attribute.Key("mcp_gateway.server.name")
+)
+
+// ToolError is the error.type of a tools/call whose result has isError
+// set, as the conventions name it.
+const ToolError = "tool_error"
+
+// Request describes one MCP request: one the gateway serves (Serve), or
+// one it forwards to a server (Forward). Every field is a name or an id,
+// never a value of the request: no arguments, no URIs, no headers.
+type Request struct {
+	Method string
+	// Tool or Prompt is the name the request targets, if any.
+	Tool, Prompt string
+	// Session is the MCP session id ("" for none).
+	Session string
+	// ID is the JSON-RPC id as sent ("" if unknown).
+	ID string
+	// Transport is "tcp" (HTTP) or "pipe" (stdio), for network.transport.
+	Transport string
+	// Traceparent and Tracestate are the W3C trace context the agent sent
+	// in the request's _meta; they take precedence over a parent already
+	// in the context (the HTTP header's).
+	Traceparent, Tracestate string
+}
+
+// Op is one request in progress: its span and its duration's metric. A
+// nil *Op (telemetry off) does nothing.
+type Op struct {
+	t      *Telemetry
+	span   trace.Span
+	start  time.Time
+	client bool
+	server string
+	req    Request
+}
+
+// Serve starts the server span of a request the gateway serves, a child
+// of the agent's trace context (Request.Traceparent, else ctx's).
+func (t *Telemetry) Serve(ctx context.Context, r Request) (context.Context, *Op) {
+	if t == nil {
+		return ctx, nil
+	}
+	if info, ok := ctx.Value(httpKey{}).(httpInfo); ok {
+		if r.ID == "" {
+			r.ID = info.id
+		}
+		if r.Transport == "" {
+			r.Transport = info.transport
+		}
+		if r.Traceparent == "" {
+			r.Traceparent, r.Tracestate = info.traceparent, info.tracestate
+		}
+	}
+	if r.Traceparent != "" {
+		carrier := propagation.MapCarrier{"traceparent": r.Traceparent}
+		if r.Tracestate != "" {
+			carrier["tracestate"] = r.Tracestate
+		}
+		ctx = propagation.TraceContext{}.Extract(ctx, carrier)
+	}
+	op := &Op{t: t, start: time.Now(), req: r}
+	ctx = context.WithValue(ctx, telemetryKey{}, t)
+	if t.tracer != nil {
+		ctx, op.span = t.tracer.Start(ctx, spanName(r), trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithTimestamp(op.start), trace.WithAttributes(requestAttrs(r, "")...))
+	}
+	return ctx, op
+}
+
+// telemetryKey holds the Telemetry of a served request in its context, so
+// that Forward finds it where the request is forwarded without every
+// function in between passing it.
+type telemetryKey struct{}
+
+// Forward starts the client span of a request forwarded to server, a
+// child of the served request's span in ctx; nil when ctx has no served
+// request (telemetry off). Traceparent gives what the forwarded request's
+// _meta carries.
+func Forward(ctx context.Context, server string, r Request) (context.Context, *Op) {
+	t, _ := ctx.Value(telemetryKey{}).(*Telemetry)
+	if t == nil {
+		return ctx, nil
+	}
+	op := &Op{t: t, start: time.Now(), client: true, server: server, req: r}
+	if t.inst.inflight != nil {
+		t.inst.inflight.Add(ctx, 1, metric.WithAttributes(keyServer.String(server)))
+	}
+	if t.tracer != nil {
+		ctx, op.span = t.tracer.Start(ctx, spanName(r), trace.WithSpanKind(trace.SpanKindClient),
+			trace.WithTimestamp(op.start), trace.WithAttributes(requestAttrs(r, server)...))
+	}
+	return ctx, op
+}
+
+// Traceparent returns the W3C trace context of op's span ("" when none is
+// recorded): what a forwarded request carries in _meta so that its server
+// continues the trace.
+func (op *Op) Traceparent() (traceparent, tracestate string) {
+	if op == nil || op.span == nil || !op.span.SpanContext().IsValid() {
+		return "", ""
+	}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(trace.ContextWithSpan(context.Background(), op.span), carrier)
+	return carrier["traceparent"], carrier["tracestate"]
+}
+
+// Event adds a named event to op's span (a retry, an interceptor's
+// decision): names and short codes only, never values.
+func (op *Op) Event(name string, attrs ...attribute.KeyValue) {
+	if op == nil || op.span == nil {
+		return
+	}
+	op.span.AddEvent(name, trace.WithAttributes(attrs...))
+}
+
+// End ends op: errType is "" for success, else its error.type (see
+// ErrorType, ToolError).
+func (op *Op) End(errType string) {
+	if op == nil {
+		return
+	}
+	end := time.Now()
+	if op.span != nil {
+		if errType != "" {
+			op.span.SetAttributes(keyErrorType.String(errType))
+			// The description is the type, not the message: a message
+			// may quote the request's values.
+			op.span.SetStatus(codes.Error, errType)
+		}
+		op.span.End(trace.WithTimestamp(end))
+	}
+	inst := &op.t.inst
+	if inst.server == nil {
+		return // no metrics
+	}
+	attrs := metricAttrs(op.req, op.server, errType)
+	secs := end.Sub(op.start).Seconds()
+	ctx := context.Background()
+	if op.client {
+		inst.client.Record(ctx, secs, metric.WithAttributeSet(attrs))
+		inst.inflight.Add(ctx, -1, metric.WithAttributes(keyServer.String(op.server)))
+		return
+	}
+	inst.server.Record(ctx, secs, metric.WithAttributeSet(attrs))
+}
+
+// ErrorType is the error.type of err: the JSON-RPC error code of an error
+// answer, "cancelled" or "timeout" for a context's end, else "_OTHER" (the
+// conventions' fallback; an error's text may quote values).
+func ErrorType(err error) string {
+	var rpcErr *jsonrpc.Error
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &rpcErr):
+		return strconv.FormatInt(rpcErr.Code, 10)
+	case errors.Is(err, context.Canceled):
+		return "cancelled"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout"
+	}
+	return "_OTHER"
+}
+
+// spanName is "{mcp.method.name} {target}" with the tool or prompt name as
+// the target, as the conventions say.
+func spanName(r Request) string {
+	switch {
+	case r.Tool != "":
+		return r.Method + " " + r.Tool
+	case r.Prompt != "":
+		return r.Method + " " + r.Prompt
+	}
+	return r.Method
+}
+
+func requestAttrs(r Request, server string) []attribute.KeyValue {
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs, keyMethod.String(r.Method))
+	if r.Session != "" {
+		attrs = append(attrs, keySession.String(r.Session))
+	}
+	if r.ID != "" {
+		attrs = append(attrs, keyRequestID.String(r.ID))
+	}
+	if r.Tool != "" {
+		attrs = append(attrs, keyTool.String(r.Tool), keyOperation.String("execute_tool"))
+	}
+	if r.Prompt != "" {
+		attrs = append(attrs, keyPrompt.String(r.Prompt))
+	}
+	if r.Transport != "" {
+		attrs = append(attrs, keyTransport.String(r.Transport))
+	}
+	if server != "" {
+		attrs = append(attrs, keyServer.String(server))
+	}
+	return attrs
+}
+
+// metricAttrs are a duration's attributes: low-cardinality ones only (no
+// session, no request id).
+func metricAttrs(r Request, server, errType string) attribute.Set {
+	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs = append(attrs, keyMethod.String(r.Method))
+	if r.Tool != "" {
+		attrs = append(attrs, keyTool.String(r.Tool))
+	}
+	if r.Prompt != "" {
+		attrs = append(attrs, keyPrompt.String(r.Prompt))
+	}
+	if server != "" {
+		attrs = append(attrs, keyServer.String(server))
+	}
+	if errType != "" {
+		attrs = append(attrs, keyErrorType.String(errType))
+	}
+	return attribute.NewSet(attrs...)
+}
+
+// Serving reports whether ctx is a served request's with telemetry on:
+// whether Forward would start a span.
+func Serving(ctx context.Context) bool {
+	t, _ := ctx.Value(telemetryKey{}).(*Telemetry)
+	return t != nil
+}
+
+// httpKey holds what a transport knows of a request before it is routed:
+// its JSON-RPC id and the HTTP traceparent header (see WithRequest).
+type httpKey struct{}
+
+type httpInfo struct{ id, traceparent, tracestate, transport string }
+
+// WithRequest notes in ctx the JSON-RPC id of the request a transport
+// serves, the W3C trace context of its HTTP headers (a parent for it when
+// its _meta has none) and the transport ("tcp" or "pipe"), for Serve. It
+// returns ctx as it is when t is nil.
+func (t *Telemetry) WithRequest(ctx context.Context, id, traceparent, tracestate, transport string) context.Context {
+	if t == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, httpKey{}, httpInfo{id, traceparent, tracestate, transport})
+}

@@ -1,0 +1,134 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// scopeName is the instrumentation scope of every span and metric.
+const scopeName = "github.com/mcp-gateway/mcp-gateway"
+
+// Options configure New.
+type Options struct {
+	// Version is service.version.
+	Version string
+	// Metrics turns the metrics on for GET /metrics even when no OTLP
+	// endpoint is set (Handler serves them).
+	Metrics bool
+	// Env reads the OTEL_* variables. Nil: os.Getenv. The SDK reads
+	// OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES and OTEL_TRACES_SAMPLER
+	// from the process environment itself.
+	Env func(string) string
+}
+
+// Telemetry is the gateway's traces and metrics. A nil *Telemetry is
+// telemetry off: every method is a no-op on it, and the callers' hooks
+// cost one nil check.
+type Telemetry struct {
+	tp     *sdktrace.TracerProvider // nil: no traces
+	tracer trace.Tracer
+	mp     *sdkmetric.MeterProvider // nil: no metrics
+	reader *sdkmetric.ManualReader  // for Handler; nil without Options.Metrics
+	inst   instruments
+}
+
+// New sets up traces and metrics as the OTEL_* variables and opts say. It
+// returns nil, nil when all of them are off: no endpoint, and no
+// Options.Metrics.
+func New(ctx context.Context, opts Options) (*Telemetry, error) {
+	env := opts.Env
+	if env == nil {
+		env = os.Getenv
+	}
+	cfg, err := configFromEnv(env)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.traces == nil && cfg.metrics == nil && !opts.Metrics {
+		return nil, nil
+	}
+	// The gateway's defaults first: OTEL_SERVICE_NAME and
+	// OTEL_RESOURCE_ATTRIBUTES (WithFromEnv) override them.
+	res, err := resource.New(ctx,
+		resource.WithAttributes(attribute.String("service.name", "mcp-gateway"),
+			attribute.String("service.version", opts.Version)),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv())
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+		return nil, fmt.Errorf("%w: resource: %w", ErrConfig, err)
+	}
+	t := &Telemetry{}
+	if cfg.traces != nil {
+		// The sampler is the SDK's from OTEL_TRACES_SAMPLER (default:
+		// parentbased_always_on), the batch as OTEL_BSP_* say.
+		t.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
+			sdktrace.WithBatcher(&spanExporter{out: cfg.traces}))
+		t.tracer = t.tp.Tracer(scopeName, trace.WithInstrumentationVersion(opts.Version))
+	}
+	var readers []sdkmetric.Option
+	if opts.Metrics {
+		t.reader = sdkmetric.NewManualReader()
+		readers = append(readers, sdkmetric.WithReader(t.reader))
+	}
+	if cfg.metrics != nil {
+		readers = append(readers, sdkmetric.WithReader(sdkmetric.NewPeriodicReader(
+			&metricExporter{out: cfg.metrics}, sdkmetric.WithInterval(cfg.interval))))
+	}
+	if len(readers) > 0 {
+		t.mp = sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+		meter := t.mp.Meter(scopeName, metric.WithInstrumentationVersion(opts.Version))
+		if t.inst, err = newInstruments(meter); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+// Tracing reports whether spans are exported.
+func (t *Telemetry) Tracing() bool { return t != nil && t.tp != nil }
+
+// Shutdown exports what is buffered and stops the exporters, within ctx.
+func (t *Telemetry) Shutdown(ctx context.Context) error {
+	if t == nil {
+		return nil
+	}
+	var errs []error
+	if t.tp != nil {
+		errs = append(errs, t.tp.Shutdown(ctx))
+	}
+	if t.mp != nil {
+		errs = append(errs, t.mp.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// Handler serves the metrics in the Prometheus text format, or 404 when
+// they are off (Options.Metrics unset). The caller puts it behind the
+// bearer check.
+func (t *Telemetry) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if t == nil || t.reader == nil {
+			http.Error(w, "metrics are off: start the gateway with --metrics", http.StatusNotFound)
+			return
+		}
+		t.servePrometheus(w, r)
+	})
+}
+
+// newHTTPClient is the exporters' client: the default transport's
+// settings (proxy from the environment, dial timeouts), its own pool.
+func newHTTPClient(timeout time.Duration) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	return &http.Client{Timeout: timeout, Transport: tr}
+}
