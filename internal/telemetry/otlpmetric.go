@@ -116,4 +116,3 @@ func appendHistPoint(b pb, dp metricdata.HistogramDataPoint[float64]) pb {
 	}
 	return b
 }
-

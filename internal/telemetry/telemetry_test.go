@@ -189,7 +189,7 @@ func TestPrometheusText(t *testing.T) {
 		count[key] = m.GetHistogram().GetSampleCount()
 	}
 	want := map[string]uint64{
-		`gen_ai_tool_name=we"ird;mcp_method_name=tools/call;`:                    4,
+		`gen_ai_tool_name=we"ird;mcp_method_name=tools/call;`:                   4,
 		`error_type=-32602;gen_ai_tool_name=we"ird;mcp_method_name=tools/call;`: 1,
 	}
 	if len(count) != len(want) {
