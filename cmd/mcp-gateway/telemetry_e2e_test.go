@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+// headerRT adds a header to every request (a planted secret).
+type headerRT struct {
+	name, value string
+	base        http.RoundTripper
+}
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return h.base.RoundTrip(r)
+}
+
+// TestTelemetryEndToEnd runs the real gateway with OTLP pointed at a
+// receiver decoding the OTLP protobuf types, and --metrics: a Go SDK
+// client's calls with the agent's traceparent in _meta give one trace (the
+// agent's span, the gateway's server span, its client span per forwarded
+// request), the stdio and the url server each get the gateway's client
+// span as the parent in their request's _meta, a failing call has
+// error.type, /metrics parses, counts exactly the calls made and refuses a
+// request without the token, a restart shows in it, and no planted secret
+// (argument, result, header, env value) appears in any span, metric or log
+// line.
+func TestTelemetryEndToEnd(t *testing.T) {
+	col := fixture.NewCollector(t)
+	stamp := fmt.Sprint(time.Now().UnixNano())
+	secretArg, secretHdr, secretEnv := "arg-secret-"+stamp, "hdr-secret-"+stamp, "env-secret-"+stamp
+	remoteKey := "rk-" + stamp
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: remoteKey, Name: "weather"})
+	sb := newTestbox(t)
+	sb.env = append(sb.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=50",
+		"OTEL_METRIC_EXPORT_INTERVAL=200", "OTEL_SERVICE_NAME=gw-e2e", "WEATHER_REMOTE_KEY="+remoteKey)
+	cfg := mcpConfig(t, map[string]any{
+		"local": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "local", Verbatim: true}),
+			"env": map[string]string{"LOCAL_API_KEY": secretEnv}},
+		"weather": map[string]any{"url": rem.URL(),
+			"headers": map[string]string{"Authorization": "Bearer ${WEATHER_REMOTE_KEY}"}},
+	})
+	if r := sb.launch(cfg, "--metrics"); r.code != 0 {
+		t.Fatalf("launch exited %d\nstdout: %s\nstderr: %s\nlog:\n%s", r.code, r.stdout, r.stderr, sb.log())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: sb.url() + "/mcp",
+		HTTPClient: &http.Client{Transport: headerRT{"X-Api-Key", secretHdr, fixture.Bearer(sb.token, http.DefaultTransport)}}}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, sb.log())
+	}
+	defer cs.Close()
+
+	const agentTrace, agentSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
+	call := func(name string, args map[string]any) *mcp.CallToolResult {
+		t.Helper()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args,
+			Meta: mcp.Meta{"traceparent": "00-" + agentTrace + "-" + agentSpan + "-01"}})
+		if err != nil {
+			t.Fatalf("call %s: %v\nlog:\n%s", name, err, sb.log())
+		}
+		return res
+	}
+	call("echo", map[string]any{"text": secretArg})
+	if res := call("fail", map[string]any{"message": secretArg}); !res.IsError {
+		t.Fatal("fail did not fail")
+	}
+	call("weather_echo", map[string]any{"text": secretArg})
+	remoteParent := rem.Traceparent()
+	// What the stdio server read: the echo call's _meta.
+	seen := call(fixture.ParamsSeenTool, map[string]any{"method": "tools/call"})
+	var params []struct {
+		Name string `json:"name"`
+		Meta struct {
+			Traceparent string `json:"traceparent"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal([]byte(text(t, seen)), &params); err != nil || len(params) == 0 {
+		t.Fatalf("params seen %q: %v", text(t, seen), err)
+	}
+	localParent := params[0].Meta.Traceparent
+
+	// The spans: each call's server span and the client span of its
+	// forward, in the agent's trace.
+	want := []string{"tools/call echo", "tools/call fail", "tools/call weather_echo"}
+	var spans []*tracepb.Span
+	deadline := time.After(60 * time.Second)
+	for {
+		var changed <-chan struct{}
+		spans, changed = col.Spans()
+		if countNamed(spans, want) {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("spans received: %v (refused: %v)\nlog:\n%s", spanNames(spans), col.Errors(), sb.log())
+		}
+	}
+	byID := map[string]*tracepb.Span{}
+	for _, s := range spans {
+		byID[string(s.SpanId)] = s
+	}
+	attr := func(s *tracepb.Span, key string) string {
+		for _, kv := range s.Attributes {
+			if kv.Key == key {
+				return kv.Value.GetStringValue()
+			}
+		}
+		return ""
+	}
+	servedBy := map[string]*tracepb.Span{}
+	clientOf := map[string]*tracepb.Span{} // by the served span's tool
+	for _, s := range spans {
+		if hex.EncodeToString(s.TraceId) != agentTrace {
+			continue
+		}
+		switch s.Kind {
+		case tracepb.Span_SPAN_KIND_SERVER:
+			if hex.EncodeToString(s.ParentSpanId) != agentSpan {
+				t.Errorf("served span %q under %x, want the agent's span %s", s.Name, s.ParentSpanId, agentSpan)
+			}
+			servedBy[attr(s, "gen_ai.tool.name")] = s
+		case tracepb.Span_SPAN_KIND_CLIENT:
+			parent := byID[string(s.ParentSpanId)]
+			if parent == nil || parent.Kind != tracepb.Span_SPAN_KIND_SERVER {
+				t.Errorf("client span %q has no served span as its parent", s.Name)
+				continue
+			}
+			clientOf[attr(parent, "gen_ai.tool.name")] = s
+		}
+	}
+	for tool, server := range map[string]string{"echo": "local", "fail": "local", "weather_echo": "weather"} {
+		s, c := servedBy[tool], clientOf[tool]
+		if s == nil || c == nil {
+			t.Fatalf("%s: served span %v, client span %v (spans %v)", tool, s != nil, c != nil, spanNames(spans))
+		}
+		if attr(s, "mcp.method.name") != "tools/call" || attr(s, "mcp.session.id") != cs.ID() || attr(s, "jsonrpc.request.id") == "" {
+			t.Errorf("%s: served span attributes %v", tool, s.Attributes)
+		}
+		if attr(c, "mcp_gateway.server.name") != server {
+			t.Errorf("%s: client span's server %q, want %q", tool, attr(c, "mcp_gateway.server.name"), server)
+		}
+	}
+	if got := attr(servedBy["fail"], "error.type"); got != "tool_error" {
+		t.Errorf("the failing call's error.type %q, want tool_error", got)
+	}
+	if got := attr(servedBy["echo"], "error.type"); got != "" {
+		t.Errorf("the echo call has error.type %q", got)
+	}
+	// The servers' parents: the gateway's client spans.
+	if want := "00-" + agentTrace + "-" + hex.EncodeToString(clientOf["echo"].SpanId) + "-01"; localParent != want {
+		t.Errorf("the stdio server read traceparent %q, want the gateway's client span %q", localParent, want)
+	}
+	if want := "00-" + agentTrace + "-" + hex.EncodeToString(clientOf["weather_echo"].SpanId) + "-01"; remoteParent != want {
+		t.Errorf("the url server read traceparent %q, want the gateway's client span %q", remoteParent, want)
+	}
+
+	// /metrics: the token, the text format, exact counts.
+	resp, err := http.Get(sb.url() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /metrics without the token: %d, want 401", resp.StatusCode)
+	}
+	fams, body := scrape(t, sb)
+	served := histCounts(fams["mcp_server_operation_duration_seconds"])
+	for key, n := range map[string]uint64{
+		"tools/call|echo|":           1,
+		"tools/call|fail|tool_error": 1,
+		"tools/call|weather_echo|":   1,
+		"tools/call|params_seen|":    1,
+	} {
+		if served[key] != n {
+			t.Errorf("served %s: %d, want %d (all %v)", key, served[key], n, served)
+		}
+	}
+	if g := fams["mcp_gateway_sessions_open"].GetMetric(); len(g) != 1 || g[0].GetGauge().GetValue() != 1 {
+		t.Errorf("sessions open: %v", g)
+	}
+
+	// A restart shows in the restarts counter.
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "crash", Arguments: map[string]any{"code": 3}}); err == nil {
+		t.Fatal("crash call succeeded")
+	}
+	pollUntil(t, 60*time.Second, "local's restart in /metrics", func() bool {
+		fams, _ := scrape(t, sb)
+		for _, m := range fams["mcp_gateway_server_restarts_total"].GetMetric() {
+			if label(m, "mcp_gateway_server_name") == "local" && m.GetCounter().GetValue() == 1 {
+				return true
+			}
+		}
+		return false
+	})
+
+	// Flush (the gateway exports what it holds as it stops), then look
+	// for the planted secrets everywhere.
+	sb.stop()
+	everything := []string{body, sb.log()}
+	for _, b := range col.Bodies() {
+		everything = append(everything, string(b))
+	}
+	for i, text := range everything {
+		for _, secret := range []string{secretArg, secretHdr, secretEnv, sb.token, remoteKey} {
+			if strings.Contains(text, secret) {
+				t.Errorf("output %d (of %d: /metrics, log, OTLP payloads) holds a planted secret %.10s...", i, len(everything), secret)
+			}
+		}
+	}
+	if errs := col.Errors(); len(errs) > 0 {
+		t.Errorf("the receiver refused: %v", errs)
+	}
+}
+
+// countNamed reports whether spans hold a served span of each name and a
+// client span (named after the server's tool) for each.
+func countNamed(spans []*tracepb.Span, names []string) bool {
+	served, clients := map[string]bool{}, 0
+	for _, s := range spans {
+		switch s.Kind {
+		case tracepb.Span_SPAN_KIND_SERVER:
+			served[s.Name] = true
+		case tracepb.Span_SPAN_KIND_CLIENT:
+			clients++
+		}
+	}
+	for _, name := range names {
+		if !served[name] {
+			return false
+		}
+	}
+	return clients >= len(names)
+}
+
+func spanNames(spans []*tracepb.Span) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Kind.String()+":"+s.Name)
+	}
+	return out
+}
+
+// scrape gets /metrics with the token and parses it with Prometheus' parser.
+func scrape(t *testing.T, sb *testbox) (map[string]*dto.MetricFamily, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, sb.url()+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+sb.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %d %s", resp.StatusCode, b)
+	}
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v\n%s", err, b)
+	}
+	return fams, string(b)
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// histCounts is a histogram's sample counts by "method|tool|error.type".
+func histCounts(f *dto.MetricFamily) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, m := range f.GetMetric() {
+		key := label(m, "mcp_method_name") + "|" + label(m, "gen_ai_tool_name") + "|" + label(m, "error_type")
+		out[key] += m.GetHistogram().GetSampleCount()
+	}
+	return out
+}
