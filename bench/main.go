@@ -74,7 +74,7 @@ type options struct {
 
 // parts of a run that -only can select.
 func parts() []string {
-	return []string{"calls", "paths", "stdio", "launch", "interceptors", "search", "profile"}
+	return []string{"calls", "paths", "stdio", "launch", "interceptors", "search", "telemetry", "profile"}
 }
 
 func parseOptions(args []string, stderr io.Writer) (options, error) {
@@ -93,7 +93,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.strict, "strict", false, "exit 1 when a target is missed")
 	fs.StringVar(&o.protocol, "protocol", "2025-11-25", "MCP protocol version of the benchmark's clients (\"\" = the SDK's latest)")
 	sizes := fs.String("servers", "1,10,64", "server counts of the launch runs, comma-separated (the target is judged at 64)")
-	only := fs.String("only", "", "run only these parts, comma-separated: calls (direct vs gateway, CPU, RSS), paths (gateway CPU per call on the fast and the SDK path), stdio (gateway CPU per call in stdio mode), launch (launch-to-ready, tools/list), interceptors (no-op plugin and exec), search (the search view: tools/list sizes, search_tools, index build), profile (needs -profile); default: all")
+	only := fs.String("only", "", "run only these parts, comma-separated: calls (direct vs gateway, CPU, RSS), paths (gateway CPU per call on the fast and the SDK path), stdio (gateway CPU per call in stdio mode), launch (launch-to-ready, tools/list), interceptors (no-op plugin and exec), search (the search view: tools/list sizes, search_tools, index build), telemetry (gateway CPU per call with telemetry off, --metrics, OTLP), profile (needs -profile); default: all")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -108,7 +108,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		o.only[p] = true
 	}
 	if len(o.only) == 0 {
-		o.only = map[string]bool{"calls": true, "paths": true, "stdio": true, "launch": true, "interceptors": true, "search": true, "profile": true}
+		o.only = map[string]bool{"calls": true, "paths": true, "stdio": true, "launch": true, "interceptors": true, "search": true, "telemetry": true, "profile": true}
 	}
 	if o.only["profile"] && o.profile == "" {
 		if *only != "" {
@@ -235,6 +235,9 @@ func (b *bench) runAll(ctx context.Context) error {
 	}
 	if b.opt.only["search"] {
 		steps = append(steps, b.searchRuns)
+	}
+	if b.opt.only["telemetry"] {
+		steps = append(steps, b.telemetryRuns)
 	}
 	if b.opt.only["profile"] {
 		steps = append(steps, b.profileRun)

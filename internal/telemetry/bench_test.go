@@ -1,0 +1,57 @@
+package telemetry_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
+)
+
+// BenchmarkCall is the telemetry of one forwarded tools/call as the
+// gateway's hooks run it: the served request's span and duration, the
+// forward's client span, its traceparent and its duration.
+func BenchmarkCall(b *testing.B) {
+	run := func(b *testing.B, tel *telemetry.Telemetry) {
+		b.ReportAllocs()
+		req := telemetry.Request{Method: "tools/call", Tool: "echo", Session: "KBGPY564GWSQWQTVAHZUKW3TXO",
+			Traceparent: "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}
+		fwd := telemetry.Request{Method: "tools/call", Tool: "echo"}
+		for b.Loop() {
+			ctx := tel.WithRequest(context.Background(), "17", "", "", "tcp")
+			ctx, op := tel.Serve(ctx, req)
+			if telemetry.Serving(ctx) {
+				_, c := telemetry.Forward(ctx, "local", fwd)
+				_, _ = c.Traceparent()
+				c.End("")
+			}
+			op.End("")
+		}
+	}
+	b.Run("off", func(b *testing.B) { run(b, nil) })
+	b.Run("metrics", func(b *testing.B) {
+		tel, err := telemetry.New(context.Background(), telemetry.Options{Metrics: true, Env: envOf()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer tel.Shutdown(context.Background())
+		run(b, tel)
+	})
+	// The receiver reads and drops the payloads: decoding them would be
+	// its CPU, not the gateway's, but this process's all the same.
+	b.Run("traces+metrics", func(b *testing.B) {
+		recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.Copy(io.Discard, r.Body)
+		}))
+		defer recv.Close()
+		tel, err := telemetry.New(context.Background(), telemetry.Options{Metrics: true,
+			Env: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer tel.Shutdown(context.Background())
+		run(b, tel)
+	})
+}
