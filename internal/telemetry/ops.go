@@ -111,7 +111,7 @@ func Forward(ctx context.Context, server string, r Request) (context.Context, *O
 	}
 	op := &Op{t: t, start: time.Now(), client: true, server: server, req: r}
 	if t.inst.inflight != nil {
-		t.inst.inflight.Add(ctx, 1, metric.WithAttributes(keyServer.String(server)))
+		t.inst.inflight.Add(ctx, 1, metric.WithAttributeSet(t.attrSet(Request{}, server, "")))
 	}
 	if t.tracer != nil {
 		ctx, op.span = t.tracer.Start(ctx, spanName(r), trace.WithSpanKind(trace.SpanKindClient),
@@ -161,12 +161,12 @@ func (op *Op) End(errType string) {
 	if inst.server == nil {
 		return // no metrics
 	}
-	attrs := metricAttrs(op.req, op.server, errType)
+	attrs := op.t.attrSet(op.req, op.server, errType)
 	secs := end.Sub(op.start).Seconds()
 	ctx := context.Background()
 	if op.client {
 		inst.client.Record(ctx, secs, metric.WithAttributeSet(attrs))
-		inst.inflight.Add(ctx, -1, metric.WithAttributes(keyServer.String(op.server)))
+		inst.inflight.Add(ctx, -1, metric.WithAttributeSet(op.t.attrSet(Request{}, op.server, "")))
 		return
 	}
 	inst.server.Record(ctx, secs, metric.WithAttributeSet(attrs))
@@ -230,7 +230,9 @@ func requestAttrs(r Request, server string) []attribute.KeyValue {
 // session, no request id).
 func metricAttrs(r Request, server, errType string) attribute.Set {
 	attrs := make([]attribute.KeyValue, 0, 5)
-	attrs = append(attrs, keyMethod.String(r.Method))
+	if r.Method != "" {
+		attrs = append(attrs, keyMethod.String(r.Method))
+	}
 	if r.Tool != "" {
 		attrs = append(attrs, keyTool.String(r.Tool))
 	}
@@ -268,4 +270,27 @@ func (t *Telemetry) WithRequest(ctx context.Context, id, traceparent, tracestate
 		return ctx
 	}
 	return context.WithValue(ctx, httpKey{}, httpInfo{id, traceparent, tracestate, transport})
+}
+
+// setKey is what a duration's attribute set is made of.
+type setKey struct{ method, tool, prompt, server, errType string }
+
+// maxCachedSets bounds the cache of attribute sets: names come from
+// agents, so their number is theirs to choose.
+const maxCachedSets = 4096
+
+// attrSet is metricAttrs, cached: building a set sorts and allocates, on
+// every request otherwise.
+func (t *Telemetry) attrSet(r Request, server, errType string) attribute.Set {
+	key := setKey{r.Method, r.Tool, r.Prompt, server, errType}
+	if v, ok := t.sets.Load(key); ok {
+		return v.(attribute.Set)
+	}
+	set := metricAttrs(r, server, errType)
+	if t.setCount.Load() < maxCachedSets {
+		if _, loaded := t.sets.LoadOrStore(key, set); !loaded {
+			t.setCount.Add(1)
+		}
+	}
+	return set
 }

@@ -115,7 +115,7 @@ func encodeSpans(spans []sdktrace.ReadOnlySpan) []byte {
 		}
 		g.scopes[sc] = append(g.scopes[sc], s)
 	}
-	var b pb
+	b := make(pb, 0, 512*len(spans))
 	for _, g := range groups {
 		b = b.msg(1, true, func(b pb) pb { // ResourceSpans
 			b = b.msg(1, true, func(b pb) pb { return appendAttrs(b, 1, g.res.Attributes()) })

@@ -63,12 +63,27 @@ func (b pb) str(field int, v string) pb {
 
 // msg appends field as an embedded message that fill writes; an empty one
 // is still written when always is set (a oneof's choice, an empty value).
+// fill writes in place, after a one-byte length that is widened once the
+// length is known: no buffer per message.
 func (b pb) msg(field int, always bool, fill func(pb) pb) pb {
-	inner := fill(nil)
-	if len(inner) == 0 && !always {
+	mark := len(b)
+	b = b.tag(field, wireBytes)
+	at := len(b)
+	b = fill(append(b, 0))
+	n := len(b) - at - 1
+	switch {
+	case n == 0 && !always:
+		return b[:mark]
+	case n < 0x80:
+		b[at] = byte(n)
 		return b
 	}
-	return append(binary.AppendUvarint(b.tag(field, wireBytes), uint64(len(inner))), inner...)
+	var size [binary.MaxVarintLen64]byte
+	l := binary.PutUvarint(size[:], uint64(n))
+	b = append(b, size[:l-1]...)
+	copy(b[at+l:], b[at+1:at+1+n])
+	copy(b[at:], size[:l])
+	return b
 }
 
 // varintRaw appends v as a varint without a tag (after tag, for a value

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -41,6 +43,10 @@ type Telemetry struct {
 	mp     *sdkmetric.MeterProvider // nil: no metrics
 	reader *sdkmetric.ManualReader  // for Handler; nil without Options.Metrics
 	inst   instruments
+	// sets caches the metrics' attribute sets (attrSet), setCount
+	// counts them.
+	sets     sync.Map
+	setCount atomic.Int32
 }
 
 // New sets up traces and metrics as the OTEL_* variables and opts say. It
