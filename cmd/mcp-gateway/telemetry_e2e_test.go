@@ -175,6 +175,26 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		t.Errorf("the url server read traceparent %q, want the gateway's client span %q", remoteParent, want)
 	}
 
+	// The audit line of the echo call leads to its served span.
+	audited := false
+	for _, line := range strings.Split(sb.log(), "\n") {
+		var rec struct {
+			Event, Tool string
+			TraceID     string `json:"trace_id"`
+			SpanID      string `json:"span_id"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Event == "call" && rec.Tool == "echo" {
+			audited = true
+			if rec.TraceID != agentTrace || rec.SpanID != hex.EncodeToString(servedBy["echo"].SpanId) {
+				t.Errorf("echo's audit line: trace %q span %q, want %s and the served span %x", rec.TraceID, rec.SpanID,
+					agentTrace, servedBy["echo"].SpanId)
+			}
+		}
+	}
+	if !audited {
+		t.Errorf("no audit line for echo in the log:\n%s", sb.log())
+	}
+
 	// /metrics: the token, the text format, exact counts.
 	resp, err := http.Get(sb.url() + "/metrics")
 	if err != nil {

@@ -383,7 +383,7 @@ func (g *Gateway) sendCall(ctx context.Context, ss *mcp.ServerSession, f *Forwar
 		var trace string
 		res, trace, err = g.callToolRawHooked(ctx, c, up, r, f.name, args, params)
 		done()
-		g.auditRaw(ss, server, f.name, began, len(args), res, err, trace)
+		g.auditRaw(ctx, ss, server, f.name, began, len(args), res, err, trace)
 		return res, err
 	}
 	res, err = g.callRaw(ctx, c, up, "tools/call", params)
@@ -395,10 +395,10 @@ func (g *Gateway) sendCall(ctx context.Context, ss *mcp.ServerSession, f *Forwar
 	if err != nil {
 		// err itself stays as it is, for settle.
 		wrapped := serverError(server, err)
-		g.auditRaw(ss, server, f.name, began, len(f.args), res, wrapped, "")
+		g.auditRaw(ctx, ss, server, f.name, began, len(f.args), res, wrapped, "")
 		return res, wrapped
 	}
-	g.auditRaw(ss, server, f.name, began, len(f.args), res, nil, "")
+	g.auditRaw(ctx, ss, server, f.name, began, len(f.args), res, nil, "")
 	return res, nil
 }
 

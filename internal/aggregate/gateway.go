@@ -64,6 +64,9 @@ type CallRecord struct {
 	// Interceptors says which interceptors denied, changed or failed the
 	// call, in order: "name:action" joined by commas ("" for none).
 	Interceptors string
+	// TraceID and SpanID are the call's served span, when it is traced
+	// ("" otherwise), so that an audit line leads to its trace.
+	TraceID, SpanID string
 }
 
 // Gateway is the merged server. Create it with New, register upstreams with

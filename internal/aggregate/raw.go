@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // RawCaller is an Upstream that can also forward a request as raw JSON and
@@ -31,12 +32,15 @@ func hasProgressToken(params json.RawMessage) bool {
 }
 
 // auditRaw records a call of the raw path.
-func (g *Gateway) auditRaw(ss *mcp.ServerSession, server, tool string, began time.Time, bytesIn int, res json.RawMessage, err error, trace string) {
+func (g *Gateway) auditRaw(ctx context.Context, ss *mcp.ServerSession, server, tool string, began time.Time, bytesIn int, res json.RawMessage, err error, trace string) {
 	if g.audit == nil {
 		return
 	}
 	rec := CallRecord{Session: ss.ID(), Server: server, Tool: tool, Duration: time.Since(began),
 		BytesIn: bytesIn, BytesOut: len(res), Outcome: "ok", Interceptors: trace}
+	if g.tel != nil {
+		rec.TraceID, rec.SpanID = telemetry.IDs(ctx)
+	}
 	switch {
 	case err != nil:
 		rec.Outcome, rec.Error = "error", errorCode(err)

@@ -16,6 +16,7 @@ import (
 	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/jsonlimit"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // listTools lists every tool of an upstream, all pages: with raw requests
@@ -341,6 +342,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 			if res, trace, sent, err := g.callToolAgentParams(ctx, req, rc, r, call, raw, args); sent {
 				if g.audit != nil {
 					rec := g.record(req, r.up.Name(), began, res, err)
+					if g.tel != nil {
+						rec.TraceID, rec.SpanID = telemetry.IDs(ctx)
+					}
 					rec.Interceptors = trace
 					g.audit(rec)
 				}
@@ -388,6 +392,9 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	}
 	if g.audit != nil {
 		rec := g.record(req, r.up.Name(), began, res, err)
+		if g.tel != nil {
+			rec.TraceID, rec.SpanID = telemetry.IDs(ctx)
+		}
 		rec.Interceptors = trace
 		g.audit(rec)
 	}

@@ -290,6 +290,9 @@ func AuditLog(log zerolog.Logger) func(aggregate.CallRecord) {
 		if r.Interceptors != "" { // which denied, changed or failed the call
 			ev = ev.Str("interceptors", r.Interceptors)
 		}
+		if r.TraceID != "" {
+			ev = ev.Str("trace_id", r.TraceID).Str("span_id", r.SpanID)
+		}
 		ev.Msg("tool call")
 	}
 }

@@ -294,3 +294,13 @@ func (t *Telemetry) attrSet(r Request, server, errType string) attribute.Set {
 	}
 	return set
 }
+
+// IDs are the trace and span ids (hex) of the span in ctx, "" when none
+// is recorded: what a log line carries to lead to its trace.
+func IDs(ctx context.Context) (traceID, spanID string) {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return "", ""
+	}
+	return sc.TraceID().String(), sc.SpanID().String()
+}
