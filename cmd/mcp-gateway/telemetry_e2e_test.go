@@ -175,24 +175,27 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		t.Errorf("the url server read traceparent %q, want the gateway's client span %q", remoteParent, want)
 	}
 
-	// The audit line of the echo call leads to its served span.
-	audited := false
-	for _, line := range strings.Split(sb.log(), "\n") {
-		var rec struct {
-			Event, Tool string
-			TraceID     string `json:"trace_id"`
-			SpanID      string `json:"span_id"`
-		}
-		if json.Unmarshal([]byte(line), &rec) == nil && rec.Event == "call" && rec.Tool == "echo" {
-			audited = true
-			if rec.TraceID != agentTrace || rec.SpanID != hex.EncodeToString(servedBy["echo"].SpanId) {
-				t.Errorf("echo's audit line: trace %q span %q, want %s and the served span %x", rec.TraceID, rec.SpanID,
-					agentTrace, servedBy["echo"].SpanId)
+	// The audit line of the echo call leads to its served span (audit
+	// lines are written in batches: wait for it).
+	type auditLine struct {
+		Event, Tool string
+		TraceID     string `json:"trace_id"`
+		SpanID      string `json:"span_id"`
+	}
+	var echoAudit *auditLine
+	pollUntil(t, 30*time.Second, "echo's audit line", func() bool {
+		for _, line := range strings.Split(sb.log(), "\n") {
+			var rec auditLine
+			if json.Unmarshal([]byte(line), &rec) == nil && rec.Event == "call" && rec.Tool == "echo" {
+				echoAudit = &rec
+				return true
 			}
 		}
-	}
-	if !audited {
-		t.Errorf("no audit line for echo in the log:\n%s", sb.log())
+		return false
+	})
+	if echoAudit.TraceID != agentTrace || echoAudit.SpanID != hex.EncodeToString(servedBy["echo"].SpanId) {
+		t.Errorf("echo's audit line: trace %q span %q, want %s and the served span %x", echoAudit.TraceID,
+			echoAudit.SpanID, agentTrace, servedBy["echo"].SpanId)
 	}
 
 	// /metrics: the token, the text format, exact counts.
