@@ -15,7 +15,7 @@ import (
 // path: gateway CPU per plain call at 8 sessions with telemetry off, with
 // --metrics (recorded, served at /metrics), and with traces and metrics
 // exported over OTLP/HTTP to a receiver in this process that reads and
-// drops them (every call sampled: two spans per call). The three gateways
+// drops them, every call sampled (two spans per call) or one in ten. The gateways
 // run side by side and are measured in turn, three rounds; each row is
 // its lowest round, the least disturbed by the rest of the machine.
 func (b *bench) telemetryRuns(ctx context.Context) error {
@@ -32,6 +32,8 @@ func (b *bench) telemetryRuns(ctx context.Context) error {
 		{"--metrics", []string{"--metrics"}, nil},
 		{"OTLP traces and metrics, every call sampled", nil, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL,
 			"OTEL_METRIC_EXPORT_INTERVAL=1000"}},
+		{"OTLP traces and metrics, 1 call in 10 sampled", nil, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + recv.URL,
+			"OTEL_METRIC_EXPORT_INTERVAL=1000", "OTEL_TRACES_SAMPLER=traceidratio", "OTEL_TRACES_SAMPLER_ARG=0.1"}},
 	}
 	type run struct {
 		bx      *box

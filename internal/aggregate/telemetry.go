@@ -83,7 +83,9 @@ func (g *Gateway) sendTraced(ctx context.Context, ss *mcp.ServerSession, f *Forw
 	if f.method == "tools/call" {
 		r.Tool = f.name
 	}
-	r.Traceparent, r.Tracestate = traceMeta(f.params)
+	if g.tel.Tracing() { // metrics alone need no parent
+		r.Traceparent, r.Tracestate = traceMeta(f.params)
+	}
 	ctx, op := g.tel.Serve(ctx, r)
 	res, err := g.send(ctx, ss, f, notify, ask)
 	errType := telemetry.ErrorType(err)

@@ -141,7 +141,7 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
-	if t := f.e.opts.Telemetry; t != nil {
+	if t := f.e.opts.Telemetry; t.Tracing() {
 		ctx = t.WithRequest(ctx, string(msg.ID), r.Header.Get("traceparent"), r.Header.Get("tracestate"), "tcp")
 	}
 	key := fastCallKey{sid, string(msg.ID)}
