@@ -39,7 +39,8 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // request), the stdio and the url server each get the gateway's client
 // span as the parent in their request's _meta, a failing call has
 // error.type, /metrics parses, counts exactly the calls made and refuses a
-// request without the token, a restart shows in it, and no planted secret
+// request without the token, a restart shows in it and as a span, the audit
+// line carries the call's trace and span ids, and no planted secret
 // (argument, result, header, env value) appears in any span, metric or log
 // line.
 func TestTelemetryEndToEnd(t *testing.T) {
@@ -236,6 +237,32 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		}
 		return false
 	})
+
+	// ... and as a span of local's restart.
+	restartSpan := func(spans []*tracepb.Span) bool {
+		for _, s := range spans {
+			if s.Name == "mcp_gateway server start" && attr(s, "mcp_gateway.server.name") == "local" {
+				for _, kv := range s.Attributes {
+					if kv.Key == "mcp_gateway.server.restart" && kv.Value.GetBoolValue() {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	}
+	restartDeadline := time.After(60 * time.Second)
+	for {
+		spans, changed := col.Spans()
+		if restartSpan(spans) {
+			break
+		}
+		select {
+		case <-changed:
+		case <-restartDeadline:
+			t.Fatalf("no span of local's restart among %v", spanNames(spans))
+		}
+	}
 
 	// Flush (the gateway exports what it holds as it stops), then look
 	// for the planted secrets everywhere.

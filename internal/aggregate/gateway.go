@@ -295,8 +295,8 @@ func (g *Gateway) serversLocked() []string {
 	return servers
 }
 
-// Sync lists everything server offers over cs (all pages) and updates the
-// merged view. It is called after every start of the server; list_changed
+// sync is Sync: it lists everything server offers over cs (all pages) and
+// updates the merged view. It is called after every start of the server; list_changed
 // notifications re-list only what changed. raw, when not nil, sends requests
 // on cs's connection past the SDK: tools are listed with it (listToolsRaw).
 //
@@ -306,7 +306,7 @@ func (g *Gateway) serversLocked() []string {
 // them wait until every server's are in (waitExtras). Listing them up front
 // was three more round trips per server while all servers were starting:
 // ~50 ms of a 64-server launch on 2 cores.
-func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession, raw RoundTrip) error {
+func (g *Gateway) sync(ctx context.Context, server string, cs *mcp.ClientSession, raw RoundTrip) error {
 	caps := cs.InitializeResult().Capabilities
 	if caps == nil {
 		caps = &mcp.ServerCapabilities{}

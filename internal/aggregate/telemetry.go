@@ -17,6 +17,7 @@ import (
 //   - tracedMiddleware: a server span around every request the SDK path
 //     serves;
 //   - sendTraced: the same around Send, the raw path;
+//   - syncTraced: a span per start and restart of a server;
 //   - tracedCallRaw: a client span around every request forwarded to a server,
 //     whose _meta then carries the span as traceparent, so that a server
 //     that reads it continues the trace.
@@ -54,6 +55,27 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		op.End(resultErrorType(res, err))
 		return res, err
 	}
+}
+
+// Sync lists everything server offers over cs (all pages) and updates the
+// merged view, after every start of the server (see sync); raw, when not
+// nil, sends requests on cs's connection past the SDK.
+func (g *Gateway) Sync(ctx context.Context, server string, cs *mcp.ClientSession, raw RoundTrip) error {
+	if g.tel != nil {
+		return g.syncTraced(ctx, server, cs, raw)
+	}
+	return g.sync(ctx, server, cs, raw)
+}
+
+// syncTraced is Sync in a span of the server's (re)start.
+func (g *Gateway) syncTraced(ctx context.Context, server string, cs *mcp.ClientSession, raw RoundTrip) error {
+	g.mu.RLock()
+	_, restart := g.raws[server] // set by every Sync
+	g.mu.RUnlock()
+	ctx, op := g.tel.ServerStart(ctx, server, restart)
+	err := g.sync(ctx, server, cs, raw)
+	op.End(telemetry.ErrorType(err))
+	return err
 }
 
 // resultErrorType is the error.type of a served request's outcome.

@@ -58,8 +58,11 @@ type Op struct {
 	span   trace.Span
 	start  time.Time
 	client bool
-	server string
-	req    Request
+	// internal: a span of the gateway's own work (a server's start),
+	// which no duration metric counts.
+	internal bool
+	server   string
+	req      Request
 }
 
 // Serve starts the server span of a request the gateway serves, a child
@@ -158,7 +161,7 @@ func (op *Op) End(errType string) {
 		op.span.End(trace.WithTimestamp(end))
 	}
 	inst := &op.t.inst
-	if inst.server == nil {
+	if inst.server == nil || op.internal {
 		return // no metrics
 	}
 	attrs := op.t.attrSet(op.req, op.server, errType)
@@ -303,4 +306,19 @@ func IDs(ctx context.Context) (traceID, spanID string) {
 		return "", ""
 	}
 	return sc.TraceID().String(), sc.SpanID().String()
+}
+
+// ServerStart starts the span of a server's (re)start as the gateway
+// takes it in (its tools listed, its subscriptions restored): a root span,
+// restart telling a restart from the first start. Restarts are counted in
+// the metrics too (Observe).
+func (t *Telemetry) ServerStart(ctx context.Context, server string, restart bool) (context.Context, *Op) {
+	if t == nil || t.tracer == nil {
+		return ctx, nil
+	}
+	op := &Op{t: t, start: time.Now(), internal: true, server: server}
+	ctx, op.span = t.tracer.Start(ctx, "mcp_gateway server start", trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithNewRoot(), trace.WithTimestamp(op.start),
+		trace.WithAttributes(keyServer.String(server), attribute.Bool("mcp_gateway.server.restart", restart)))
+	return ctx, op
 }
