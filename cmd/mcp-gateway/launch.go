@@ -147,6 +147,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--allowed-origins", set.AllowedOrigins,
 		"--tools", set.Tools,
 		"--metrics="+strconv.FormatBool(set.Metrics),
+		"--metrics-listen", set.MetricsListen,
 	)...)
 	cmd.Args = append(cmd.Args, limitArgs(set.Limits)...)
 	cmd.Env = supervisor.EnvWithout(os.Environ(), auth.EnvVar)

@@ -66,6 +66,9 @@ type settings struct {
 	// Metrics serves GET /metrics (Prometheus text, behind the token);
 	// the OTEL_* variables turn on OTLP export on their own.
 	Metrics bool
+	// MetricsListen also serves /metrics there, without the token (and
+	// turns the metrics on).
+	MetricsListen string
 }
 
 // Defaults of the contract (../shared/seeds: port 50005, /etc/mcp-gateway).
@@ -97,6 +100,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.AllowedOrigins, "allowed-origins", "", "comma-separated browser origins (https://host[:port]) allowed to use /mcp besides the gateway's own address; \"*\" allows any; requests without an Origin header (MCP clients outside a browser) are not affected")
 	fs.StringVar(&s.Tools, "tools", string(aggregate.ViewAll), "the tool view: \"all\" lists every tool; \"search\" lists only search_tools and call_tool, which find and call the others (over HTTP an agent picks its own with /mcp?tools=all|search)")
 	fs.BoolVar(&s.Metrics, "metrics", false, "record metrics and serve them at GET /metrics in the Prometheus text format, behind the token (docs/observability.md; OTEL_* variables export traces and metrics over OTLP)")
+	fs.StringVar(&s.MetricsListen, "metrics-listen", "", "also serve GET /metrics at this address without the token, for a scraper inside the sandbox's network (turns --metrics on)")
 	fs.StringVar(&s.Interceptors, "interceptors", intercept.DefaultPath, "interceptor config file (README: Interceptors); may be absent at the default path")
 	registerLimits(fs, &s.Limits)
 }
@@ -211,6 +215,7 @@ func (s *settings) gatewayConfig(token string, log zerolog.Logger) gateway.Confi
 		MaxSessions:   s.MaxSessions, Limits: s.Limits, Procs: s.Procs,
 		AllowedOrigins: splitList(s.AllowedOrigins),
 		ToolsView:      aggregate.ToolsView(s.Tools),
+		MetricsListen:  s.MetricsListen,
 	}
 }
 

@@ -16,13 +16,13 @@ import (
 func startTelemetry(ctx context.Context, set *settings, log zerolog.Logger) (*telemetry.Telemetry, error) {
 	tel, err := telemetry.New(ctx, telemetry.Options{
 		Version: readBuildInfo(debug.ReadBuildInfo).serverVersion(),
-		Metrics: set.Metrics,
+		Metrics: set.Metrics || set.MetricsListen != "",
 	})
 	if err != nil {
 		return nil, err
 	}
 	if tel != nil {
-		log.Info().Bool("traces", tel.Tracing()).Bool("metrics_endpoint", set.Metrics).Msg("telemetry on")
+		log.Info().Bool("traces", tel.Tracing()).Bool("metrics_endpoint", set.Metrics || set.MetricsListen != "").Msg("telemetry on")
 	}
 	return tel, nil
 }

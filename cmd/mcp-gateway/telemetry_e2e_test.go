@@ -58,7 +58,8 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		"weather": map[string]any{"url": rem.URL(),
 			"headers": map[string]string{"Authorization": "Bearer ${WEATHER_REMOTE_KEY}"}},
 	})
-	if r := sb.launch(cfg, "--metrics"); r.code != 0 {
+	metricsPort := freePort(t)
+	if r := sb.launch(cfg, "--metrics", "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort)); r.code != 0 {
 		t.Fatalf("launch exited %d\nstdout: %s\nstderr: %s\nlog:\n%s", r.code, r.stdout, r.stderr, sb.log())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -209,6 +210,16 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		t.Errorf("GET /metrics without the token: %d, want 401", resp.StatusCode)
 	}
 	fams, body := scrape(t, sb)
+	// The scraper's listener: the same page, without the token.
+	resp, err = http.Get(fmt.Sprintf("http://127.0.0.1:%d/metrics", metricsPort))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(plain), "mcp_server_operation_duration_seconds_count") {
+		t.Errorf("GET /metrics on --metrics-listen: %d\n%s", resp.StatusCode, plain)
+	}
 	served := histCounts(fams["mcp_server_operation_duration_seconds"])
 	for key, n := range map[string]uint64{
 		"tools/call|echo|":           1,

@@ -110,6 +110,9 @@ type Config struct {
 	// Telemetry, if set, traces and measures the gateway (its owner shuts
 	// it down, after the gateway). Nil: off.
 	Telemetry *telemetry.Telemetry
+	// MetricsListen, if set, also serves GET /metrics there without the
+	// token, for a scraper inside the sandbox's network. Empty: none.
+	MetricsListen string
 }
 
 // Gateway is one running gateway: its servers, the merged MCP server and
@@ -129,6 +132,7 @@ type Gateway struct {
 	ep       *endpoint.Endpoint // set by Start; nil without Listen
 	addr     net.Addr           // set by Start; nil without Listen
 	sum      Summary            // set by Start once ready
+	metrics  *http.Server       // set by Start with Config.MetricsListen
 
 	// Set by Start; stop ends what Start started.
 	cancel   context.CancelFunc
@@ -302,6 +306,10 @@ func (g *Gateway) Start(ctx context.Context) error {
 			Telemetry:      g.cfg.Telemetry,
 		})
 		go func() { serveErr <- g.ep.Serve(ln) }()
+		if err := g.serveMetrics(); err != nil {
+			g.stop(nil)
+			return err
+		}
 	}
 
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -369,6 +377,9 @@ func (g *Gateway) stop(err error) { g.stopCtx(context.Background(), err) }
 func (g *Gateway) stopCtx(ctx context.Context, err error) {
 	g.stopOnce.Do(func() {
 		g.waitErr = err
+		if g.metrics != nil {
+			g.metrics.Close()
+		}
 		if g.ep != nil {
 			shutCtx, shutCancel := context.WithTimeout(ctx, g.cfg.ShutdownGrace)
 			g.ep.Shutdown(shutCtx)
