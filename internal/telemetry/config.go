@@ -81,13 +81,17 @@ func signalConfig(env func(string) string, signal, path string) (*otlpHTTP, erro
 	}
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%w: OTLP endpoint %q: want an http:// or https:// URL", ErrConfig, endpoint)
+		shown := endpoint
+		if u != nil {
+			shown = u.Redacted()
+		}
+		return nil, fmt.Errorf("%w: OTLP endpoint %q: want an http:// or https:// URL", ErrConfig, shown)
 	}
 	if proto, name := get("PROTOCOL"); proto != "" && proto != "http/protobuf" {
 		return nil, fmt.Errorf("%w: %s=%q is not supported: this gateway exports OTLP over HTTP as protobuf "+
 			"(http/protobuf) only; an OpenTelemetry Collector receives it on port 4318", ErrConfig, name, proto)
 	}
-	out := &otlpHTTP{url: u.String()}
+	out := &otlpHTTP{url: u.String(), shown: u.Redacted()}
 	if h, name := get("HEADERS"); h != "" {
 		if out.headers, err = parseHeaders(h); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", ErrConfig, name, err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"sort"
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -23,7 +22,9 @@ import (
 // the gRPC stack through the generated OTLP packages, 12 MB of binary
 // for a gateway that speaks no gRPC.
 type otlpHTTP struct {
-	url     string
+	url string
+	// shown is url as errors name it: without a password.
+	shown   string
 	headers map[string]string
 	gzip    bool
 	client  *http.Client
@@ -46,7 +47,7 @@ func (o *otlpHTTP) post(ctx context.Context, payload []byte) error {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url, bytes.NewReader(body))
 	if err != nil {
-		return fmt.Errorf("OTLP request to %s: %w", o.url, err)
+		return fmt.Errorf("OTLP request to %s: %w", o.shown, err)
 	}
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	if o.gzip {
@@ -57,12 +58,12 @@ func (o *otlpHTTP) post(ctx context.Context, payload []byte) error {
 	}
 	resp, err := o.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("OTLP export to %s: %w", o.url, err)
+		return fmt.Errorf("OTLP export to %s: %w", o.shown, err)
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("OTLP export to %s: %s: %q", o.url, resp.Status, msg)
+		return fmt.Errorf("OTLP export to %s: %s: %q", o.shown, resp.Status, msg)
 	}
 	return nil
 }
@@ -239,14 +240,4 @@ func sliceValues(v attribute.Value) []attribute.Value {
 		}
 	}
 	return out
-}
-
-// sortedKeys returns m's keys in order (deterministic payloads and text).
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -248,3 +248,25 @@ func TestMetricsReachTheReceiver(t *testing.T) {
 		t.Fatalf("no mcp.server.operation.duration among %d payloads (errors %v)", len(mds), col.Errors())
 	}
 }
+
+// An export that fails names the receiver without its password.
+func TestExportErrorHidesThePassword(t *testing.T) {
+	ln := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "no", http.StatusServiceUnavailable)
+	}))
+	defer ln.Close()
+	u := strings.Replace(ln.URL, "http://", "http://user:pw-s3cret@", 1)
+	tel, err := telemetry.New(context.Background(), telemetry.Options{Env: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", u)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, op := tel.Serve(context.Background(), telemetry.Request{Method: "ping"})
+	op.End("")
+	err = tel.Shutdown(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "503") {
+		t.Fatalf("Shutdown after a refused export: %v, want the 503", err)
+	}
+	if strings.Contains(err.Error(), "pw-s3cret") {
+		t.Errorf("the export error shows the password: %v", err)
+	}
+}
