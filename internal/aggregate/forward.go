@@ -274,6 +274,7 @@ func (g *Gateway) Send(ctx context.Context, ss *mcp.ServerSession, f *Forward, n
 	return g.send(ctx, ss, f, notify, ask)
 }
 
+// send is Send without telemetry (sendTraced wraps it).
 func (g *Gateway) send(ctx context.Context, ss *mcp.ServerSession, f *Forward, notify Notify, ask Ask) (json.RawMessage, error) {
 	switch f.method {
 	case "tools/call":
