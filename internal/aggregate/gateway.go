@@ -51,24 +51,6 @@ type Options struct {
 	Telemetry *telemetry.Telemetry
 }
 
-// CallRecord describes one forwarded tool call for the audit log.
-type CallRecord struct {
-	Session  string        // downstream MCP session id ("" for stdio)
-	Server   string        // upstream server name
-	Tool     string        // the name the agent called
-	Duration time.Duration // from receipt to result
-	Outcome  string        // "ok", "tool_error" (isError result) or "error"
-	Error    string        // for "error": the JSON-RPC code, never the message (it may quote values)
-	BytesIn  int           // size of the arguments as received
-	BytesOut int           // size of the result's payload (see payloadBytes)
-	// Interceptors says which interceptors denied, changed or failed the
-	// call, in order: "name:action" joined by commas ("" for none).
-	Interceptors string
-	// TraceID and SpanID are the call's served span, when it is traced
-	// ("" otherwise), so that an audit line leads to its trace.
-	TraceID, SpanID string
-}
-
 // Gateway is the merged server. Create it with New, register upstreams with
 // Add, feed it each upstream's offer with Sync after every (re)start, then
 // call Open once every upstream has started, so that the first naming sees
@@ -296,9 +278,10 @@ func (g *Gateway) serversLocked() []string {
 }
 
 // sync is Sync: it lists everything server offers over cs (all pages) and
-// updates the merged view. It is called after every start of the server; list_changed
-// notifications re-list only what changed. raw, when not nil, sends requests
-// on cs's connection past the SDK: tools are listed with it (listToolsRaw).
+// updates the merged view. It is called after every start of the server;
+// list_changed notifications re-list only what changed. raw, when not nil,
+// sends requests on cs's connection past the SDK: tools are listed with it
+// (listToolsRaw).
 //
 // At the first start, only the tools are listed before Sync returns: they
 // are what "ready" promises. Prompts, resources and templates are listed

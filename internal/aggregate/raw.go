@@ -31,6 +31,24 @@ func hasProgressToken(params json.RawMessage) bool {
 	return bytes.Contains(params, []byte("progressToken")) || bytes.Contains(params, []byte(`\u`))
 }
 
+// CallRecord describes one forwarded tool call for the audit log.
+type CallRecord struct {
+	Session  string        // downstream MCP session id ("" for stdio)
+	Server   string        // upstream server name
+	Tool     string        // the name the agent called
+	Duration time.Duration // from receipt to result
+	Outcome  string        // "ok", "tool_error" (isError result) or "error"
+	Error    string        // for "error": the JSON-RPC code, never the message (it may quote values)
+	BytesIn  int           // size of the arguments as received
+	BytesOut int           // size of the result's payload (see payloadBytes)
+	// Interceptors says which interceptors denied, changed or failed the
+	// call, in order: "name:action" joined by commas ("" for none).
+	Interceptors string
+	// TraceID and SpanID are the call's served span, when it is traced
+	// ("" otherwise), so that an audit line leads to its trace.
+	TraceID, SpanID string
+}
+
 // auditRaw records a call of the raw path.
 func (g *Gateway) auditRaw(ctx context.Context, ss *mcp.ServerSession, server, tool string, began time.Time, bytesIn int, res json.RawMessage, err error, trace string) {
 	if g.audit == nil {
