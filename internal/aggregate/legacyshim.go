@@ -119,7 +119,7 @@ func (g *Gateway) answerInput(ctx context.Context, c *call, up RawCaller, method
 		if err != nil {
 			return nil, fmt.Errorf("%s: retry params: %w", method, err)
 		}
-		res, err = up.CallRaw(ctx, method, retry)
+		res, err = tracedCallRaw(ctx, up, method, retry)
 		if err != nil || !inputRequired(res) {
 			return res, err
 		}
