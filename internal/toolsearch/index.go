@@ -2,7 +2,6 @@ package toolsearch
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 	"strings"
 )
@@ -32,6 +31,7 @@ const (
 	fieldParams
 	fieldServer
 	fieldServerText
+	fieldLead // the description's first sentence, again
 	numFields
 )
 
@@ -65,14 +65,22 @@ type Options struct {
 	// that a tool matching three of four words beats one matching one
 	// word often. Zero means the default; negative, none.
 	Coverage float64
+	// SizePrior discounts the tools of servers with many tools: a tool's
+	// score is multiplied by (m/n)^SizePrior, n its server's number of
+	// tools and m the median over the servers (never above 1). A server
+	// of 400 tools is not 400 times as likely to be the one a query is
+	// about, but its many short names match a query's generic words
+	// ("show", "list", "update") more often. Zero means the default;
+	// negative, none.
+	SizePrior float64
 }
 
 func (o Options) withDefaults() Options {
 	if o.Weights == ([numFields]float64{}) {
-		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 1, fieldParams: 0.5, fieldServer: 1.2, fieldServerText: 0.1}
+		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 1, fieldParams: 0.5, fieldServer: 1.2, fieldServerText: 0.1, fieldLead: 0.5}
 	}
 	if o.SynonymWeight == 0 {
-		o.SynonymWeight = 0.3
+		o.SynonymWeight = 0.4
 	}
 	if o.ServerBoost == 0 {
 		o.ServerBoost = 0.5
@@ -82,6 +90,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Coverage == 0 {
 		o.Coverage = 0.5
+	}
+	if o.SizePrior == 0 {
+		o.SizePrior = 0.1
 	}
 	return o
 }
@@ -120,6 +131,7 @@ type Index struct {
 	// that have it; docServer is each doc's server key.
 	servers map[string][]string
 	srv     *serverIndex // nil: no server context
+	prior   []float64    // per doc, the SizePrior factor; nil: none
 }
 
 // Build indexes docs; Search answers with their positions in docs.
@@ -157,6 +169,9 @@ func Build(docs []Doc, opts Options) *Index {
 	if !opts.Baseline && opts.ServerContext > 0 {
 		ix.srv = buildServerIndex(docs, fieldTerms)
 	}
+	if !opts.Baseline && opts.SizePrior > 0 {
+		ix.prior = sizePrior(docs, opts.SizePrior)
+	}
 	var avgLen [numFields]float64
 	for f := range numFields {
 		avgLen[f] = max(totalLen[f]/float64(max(len(docs), 1)), 1)
@@ -171,6 +186,9 @@ func Build(docs []Doc, opts Options) *Index {
 			w, bf := 1.0, b
 			if !opts.Baseline {
 				w, bf = opts.Weights[f], fieldB(f)
+			}
+			if w <= 0 {
+				continue
 			}
 			norm := 1 - bf + bf*float64(len(ts))/avgLen[f]
 			for _, t := range ts {
@@ -204,6 +222,7 @@ func (d Doc) fields() [numFields][]string {
 	// Every tool of a server shares its text: a word of its instructions
 	// matches all of them alike, and says little about any one.
 	fs[fieldServerText] = terms(d.ServerText)
+	fs[fieldLead] = terms(leadSentence(d.Description))
 	return fs
 }
 
@@ -269,10 +288,11 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 		}
 	}
 	if matched != nil {
-		share := 1 / float64(min(nq, 64))
+		ix.cover(scores, touched, matched, nq)
+	}
+	if ix.prior != nil {
 		for _, d := range touched {
-			n := float64(bits.OnesCount64(matched[d]))
-			scores[d] *= 1 - ix.opts.Coverage + ix.opts.Coverage*n*share
+			scores[d] *= ix.prior[d]
 		}
 	}
 	if ix.srv != nil {
