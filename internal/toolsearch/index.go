@@ -77,7 +77,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.Weights == ([numFields]float64{}) {
-		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 1, fieldParams: 0.5, fieldServer: 1.2, fieldServerText: 0.1, fieldLead: 0.5}
+		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 0.7, fieldParams: 0.3, fieldServer: 1.2, fieldServerText: 0.1, fieldLead: 0.5}
 	}
 	if o.SynonymWeight == 0 {
 		o.SynonymWeight = 0.4

@@ -23,31 +23,33 @@ func TestSearchTune(t *testing.T) {
 		}
 	}
 	w := func(lead float64) [numFields]float64 {
-		return [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 1, fieldParams: 0.5, fieldServer: 1.2, fieldServerText: 0.1, fieldLead: lead}
+		return [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 0.7, fieldParams: 0.3, fieldServer: 1.2, fieldServerText: 0.1, fieldLead: lead}
 	}
 	variants := map[string]Options{
-		"default":  {},
-		"baseline": {Baseline: true},
-		"nosyn":    {SynonymWeight: -1},
-		"noprior":  {SizePrior: -1},
-		"nolead":   {Weights: w(0)},
-		"syn0.3":   {SynonymWeight: 0.3},
-		"prior0.2": {SizePrior: 0.2},
-		"prior0.3": {SizePrior: 0.3},
-		"prior0.5": {SizePrior: 0.5},
-		"lead0.5":  {Weights: w(0.5)},
-		"lead1":    {Weights: w(1)},
-		"lead2":    {Weights: w(2)},
+		"default":   {},
+		"baseline":  {Baseline: true},
+		"nosyn":     {SynonymWeight: -1},
+		"noprior":   {SizePrior: -1},
+		"nolead":    {Weights: w(0)},
+		"syn0.3":    {SynonymWeight: 0.3},
+		"prior0.2":  {SizePrior: 0.2},
+		"prior0.3":  {SizePrior: 0.3},
+		"prior0.5":  {SizePrior: 0.5},
+		"lead0.5":   {Weights: w(0.5)},
+		"lead1":     {Weights: w(1)},
+		"lead2":     {Weights: w(2)},
+		"params0.5": {Weights: [numFields]float64{3, 2, 0.7, 0.5, 1.2, 0.1, 0.5}},
+		"desc1":     {Weights: [numFields]float64{3, 2, 1, 0.3, 1.2, 0.1, 0.5}},
 	}
 	if os.Getenv("MCP_GATEWAY_TUNE") == "grid" {
-		for _, prior := range []float64{-1, 0.1, 0.2, 0.3} {
-			for _, lead := range []float64{0, 0.5, 1} {
-				for _, k := range []float64{1.2} {
-					for _, syn := range []float64{0.3, 0.4} {
-						for _, cov := range []float64{0.4, 0.5, 0.6} {
-							o := Options{Weights: w(lead), SizePrior: prior, SynonymWeight: syn, Coverage: cov}
+		for _, wn := range []float64{3} {
+			for _, wt := range []float64{2} {
+				for _, wd := range []float64{0.4, 0.5, 0.7, 0.85} {
+					for _, wp := range []float64{0.1, 0.2, 0.3, 0.4} {
+						for _, ws := range []float64{1.2} {
+							o := Options{Weights: [numFields]float64{wn, wt, wd, wp, ws, 0.1, 0.5}}
 							m := evaluate(Build(docs, o), ids, tune, allTune)["tune all"]
-							fmt.Printf("GRID %.3f %.3f prior=%v lead=%v k=%v syn=%v cov=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), prior, lead, k, syn, cov)
+							fmt.Printf("GRID %.3f %.3f name=%v title=%v desc=%v params=%v server=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), wn, wt, wd, wp, ws)
 						}
 					}
 				}
