@@ -73,6 +73,15 @@ type Options struct {
 	// ("show", "list", "update") more often. Zero means the default;
 	// negative, none.
 	SizePrior float64
+	// NameCover is how much the share of a tool's name words that the
+	// query matches counts (a synonym counts SynonymWeight of a word):
+	// its score is multiplied by 1-NameCover+NameCover*share, so that a
+	// tool whose name the query says all of (list_domains for "list my
+	// domains") beats one whose name shares a word with it and goes on
+	// about something else (list_dns_snapshots). Words with digits
+	// (V1) are left out: versions say nothing of what a tool does. Zero
+	// means the default; negative, none.
+	NameCover float64
 }
 
 func (o Options) withDefaults() Options {
@@ -90,6 +99,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Coverage == 0 {
 		o.Coverage = 0.5
+	}
+	if o.NameCover == 0 {
+		o.NameCover = 0.3
 	}
 	if o.SizePrior == 0 {
 		o.SizePrior = 0.1
@@ -115,8 +127,9 @@ func fieldB(f int) float64 {
 // posting is one document holding a term, with the term's weighted,
 // length-normalised frequency over the fields (BM25F), before saturation.
 type posting struct {
-	doc int32
-	tf  float32
+	doc    int32
+	tf     float32
+	inName bool // the term is one of the doc's name words
 }
 
 // Index ranks a fixed set of Docs for a query. Build one per version of
@@ -132,6 +145,9 @@ type Index struct {
 	servers map[string][]string
 	srv     *serverIndex // nil: no server context
 	prior   []float64    // per doc, the SizePrior factor; nil: none
+	// nameLen is, per doc, the number of its distinct name words
+	// (without digits); nil when NameCover is off.
+	nameLen []float64
 }
 
 // Build indexes docs; Search answers with their positions in docs.
@@ -176,6 +192,9 @@ func Build(docs []Doc, opts Options) *Index {
 	for f := range numFields {
 		avgLen[f] = max(totalLen[f]/float64(max(len(docs), 1)), 1)
 	}
+	if !opts.Baseline && opts.NameCover > 0 {
+		ix.nameLen = make([]float64, len(docs))
+	}
 	for i := range docs {
 		tf := make(map[string]float64)
 		for f := range numFields {
@@ -195,8 +214,18 @@ func Build(docs []Doc, opts Options) *Index {
 				tf[t] += w / norm
 			}
 		}
+		var inName map[string]bool
+		if ix.nameLen != nil {
+			inName = make(map[string]bool)
+			for _, t := range fieldTerms[i][fieldName] {
+				if !hasDigit(t) && !inName[t] {
+					inName[t] = true
+					ix.nameLen[i]++
+				}
+			}
+		}
 		for t, v := range tf {
-			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: float32(v)})
+			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: float32(v), inName: inName[t]})
 		}
 	}
 	ix.idf = make(map[string]float64, len(ix.postings))
@@ -273,6 +302,10 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 		matched = make([]uint64, len(ix.docs))
 	}
 	var touched []int32
+	var nameHits []float64
+	if ix.nameLen != nil {
+		nameHits = make([]float64, len(ix.docs))
+	}
 	for t, qw := range weights {
 		idf := ix.idf[t]
 		bit := uint64(1) << (origin[t] % 64)
@@ -285,10 +318,20 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 			if matched != nil {
 				matched[p.doc] |= bit
 			}
+			if nameHits != nil && p.inName {
+				nameHits[p.doc] += qw
+			}
 		}
 	}
 	if matched != nil {
 		ix.cover(scores, touched, matched, nq)
+	}
+	if nameHits != nil {
+		for _, d := range touched {
+			if n := ix.nameLen[d]; n > 0 {
+				scores[d] *= 1 - ix.opts.NameCover + ix.opts.NameCover*min(1, nameHits[d]/n)
+			}
+		}
 	}
 	if ix.prior != nil {
 		for _, d := range touched {
