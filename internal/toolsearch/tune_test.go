@@ -46,15 +46,13 @@ func TestSearchTune(t *testing.T) {
 		"desc1":     {Weights: [numFields]float64{3, 2, 1, 0.3, 1.2, 0.1, 0.5}},
 	}
 	if os.Getenv("MCP_GATEWAY_TUNE") == "grid" {
-		for _, wn := range []float64{3} {
-			for _, wt := range []float64{2} {
-				for _, wd := range []float64{0.4, 0.5, 0.7, 0.85} {
-					for _, wp := range []float64{0.1, 0.2, 0.3, 0.4} {
-						for _, ws := range []float64{1.2} {
-							o := Options{Weights: [numFields]float64{wn, wt, wd, wp, ws, 0.1, 0.5}}
-							m := evaluate(Build(docs, o), ids, tune, allTune)["tune all"]
-							fmt.Printf("GRID %.3f %.3f name=%v title=%v desc=%v params=%v server=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), wn, wt, wd, wp, ws)
-						}
+		for _, ctx := range []float64{0.3, 0.5, 1} {
+			for _, cov := range []float64{0.3, 0.5, 0.7} {
+				for _, nc := range []float64{0.2, 0.3, 0.4} {
+					for _, prior := range []float64{0.1, 0.2} {
+						o := Options{ServerContext: ctx, Coverage: cov, NameCover: nc, SizePrior: prior}
+						m := evaluate(Build(docs, o), ids, tune, allTune)["tune all"]
+						fmt.Printf("GRID %.3f %.3f ctx=%v cov=%v namecover=%v prior=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), ctx, cov, nc, prior)
 					}
 				}
 			}
