@@ -20,8 +20,12 @@ func (ix *Index) cover(scores []float64, touched []int32, matched []uint64, nq i
 }
 
 // sizePrior is, per doc, (m/n)^alpha capped at 1: n the number of tools of
-// the doc's server, m the median number over the servers.
+// the doc's server, m the median number over the servers; nil for no
+// docs.
 func sizePrior(docs []Doc, alpha float64) []float64 {
+	if len(docs) == 0 {
+		return nil // an empty gateway: nothing to weigh
+	}
 	size := make(map[string]int)
 	for _, d := range docs {
 		size[d.Server]++
