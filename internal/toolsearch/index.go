@@ -2,7 +2,6 @@ package toolsearch
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 	"strings"
 )
@@ -32,6 +31,7 @@ const (
 	fieldParams
 	fieldServer
 	fieldServerText
+	fieldLead // the description's first sentence, again
 	numFields
 )
 
@@ -65,14 +65,31 @@ type Options struct {
 	// that a tool matching three of four words beats one matching one
 	// word often. Zero means the default; negative, none.
 	Coverage float64
+	// SizePrior discounts the tools of servers with many tools: a tool's
+	// score is multiplied by (m/n)^SizePrior, n its server's number of
+	// tools and m the median over the servers (never above 1). A server
+	// of 400 tools is not 400 times as likely to be the one a query is
+	// about, but its many short names match a query's generic words
+	// ("show", "list", "update") more often. Zero means the default;
+	// negative, none.
+	SizePrior float64
+	// NameCover is how much the share of a tool's name words that the
+	// query matches counts (a synonym counts SynonymWeight of a word):
+	// its score is multiplied by 1-NameCover+NameCover*share, so that a
+	// tool whose name the query says all of (list_domains for "list my
+	// domains") beats one whose name shares a word with it and goes on
+	// about something else (list_dns_snapshots). Words with digits
+	// (V1) are left out: versions say nothing of what a tool does. Zero
+	// means the default; negative, none.
+	NameCover float64
 }
 
 func (o Options) withDefaults() Options {
 	if o.Weights == ([numFields]float64{}) {
-		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 1, fieldParams: 0.5, fieldServer: 1.2, fieldServerText: 0.1}
+		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 0.7, fieldParams: 0.3, fieldServer: 1.2, fieldServerText: 0.1, fieldLead: 0.5}
 	}
 	if o.SynonymWeight == 0 {
-		o.SynonymWeight = 0.3
+		o.SynonymWeight = 0.4
 	}
 	if o.ServerBoost == 0 {
 		o.ServerBoost = 0.5
@@ -82,6 +99,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Coverage == 0 {
 		o.Coverage = 0.5
+	}
+	if o.NameCover == 0 {
+		o.NameCover = 0.3
+	}
+	if o.SizePrior == 0 {
+		o.SizePrior = 0.1
 	}
 	return o
 }
@@ -104,8 +127,9 @@ func fieldB(f int) float64 {
 // posting is one document holding a term, with the term's weighted,
 // length-normalised frequency over the fields (BM25F), before saturation.
 type posting struct {
-	doc int32
-	tf  float32
+	doc    int32
+	tf     float32
+	inName bool // the term is one of the doc's name words
 }
 
 // Index ranks a fixed set of Docs for a query. Build one per version of
@@ -120,6 +144,10 @@ type Index struct {
 	// that have it; docServer is each doc's server key.
 	servers map[string][]string
 	srv     *serverIndex // nil: no server context
+	prior   []float64    // per doc, the SizePrior factor; nil: none
+	// nameLen is, per doc, the number of its distinct name words
+	// (without digits); nil when NameCover is off.
+	nameLen []float64
 }
 
 // Build indexes docs; Search answers with their positions in docs.
@@ -157,9 +185,15 @@ func Build(docs []Doc, opts Options) *Index {
 	if !opts.Baseline && opts.ServerContext > 0 {
 		ix.srv = buildServerIndex(docs, fieldTerms)
 	}
+	if !opts.Baseline && opts.SizePrior > 0 {
+		ix.prior = sizePrior(docs, opts.SizePrior)
+	}
 	var avgLen [numFields]float64
 	for f := range numFields {
 		avgLen[f] = max(totalLen[f]/float64(max(len(docs), 1)), 1)
+	}
+	if !opts.Baseline && opts.NameCover > 0 {
+		ix.nameLen = make([]float64, len(docs))
 	}
 	for i := range docs {
 		tf := make(map[string]float64)
@@ -172,13 +206,26 @@ func Build(docs []Doc, opts Options) *Index {
 			if !opts.Baseline {
 				w, bf = opts.Weights[f], fieldB(f)
 			}
+			if w <= 0 {
+				continue
+			}
 			norm := 1 - bf + bf*float64(len(ts))/avgLen[f]
 			for _, t := range ts {
 				tf[t] += w / norm
 			}
 		}
+		var inName map[string]bool
+		if ix.nameLen != nil {
+			inName = make(map[string]bool)
+			for _, t := range fieldTerms[i][fieldName] {
+				if !hasDigit(t) && !inName[t] {
+					inName[t] = true
+					ix.nameLen[i]++
+				}
+			}
+		}
 		for t, v := range tf {
-			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: float32(v)})
+			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: float32(v), inName: inName[t]})
 		}
 	}
 	ix.idf = make(map[string]float64, len(ix.postings))
@@ -204,6 +251,7 @@ func (d Doc) fields() [numFields][]string {
 	// Every tool of a server shares its text: a word of its instructions
 	// matches all of them alike, and says little about any one.
 	fs[fieldServerText] = terms(d.ServerText)
+	fs[fieldLead] = terms(leadSentence(d.Description))
 	return fs
 }
 
@@ -254,6 +302,10 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 		matched = make([]uint64, len(ix.docs))
 	}
 	var touched []int32
+	var nameHits []float64
+	if ix.nameLen != nil {
+		nameHits = make([]float64, len(ix.docs))
+	}
 	for t, qw := range weights {
 		idf := ix.idf[t]
 		bit := uint64(1) << (origin[t] % 64)
@@ -266,13 +318,24 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 			if matched != nil {
 				matched[p.doc] |= bit
 			}
+			if nameHits != nil && p.inName {
+				nameHits[p.doc] += qw
+			}
 		}
 	}
 	if matched != nil {
-		share := 1 / float64(min(nq, 64))
+		ix.cover(scores, touched, matched, nq)
+	}
+	if nameHits != nil {
 		for _, d := range touched {
-			n := float64(bits.OnesCount64(matched[d]))
-			scores[d] *= 1 - ix.opts.Coverage + ix.opts.Coverage*n*share
+			if n := ix.nameLen[d]; n > 0 {
+				scores[d] *= 1 - ix.opts.NameCover + ix.opts.NameCover*min(1, nameHits[d]/n)
+			}
+		}
+	}
+	if ix.prior != nil {
+		for _, d := range touched {
+			scores[d] *= ix.prior[d]
 		}
 	}
 	if ix.srv != nil {

@@ -30,7 +30,7 @@ func buildServerIndex(docs []Doc, fieldTerms [][numFields][]string) *serverIndex
 		}
 		s.docServer[i] = k
 		for f := range numFields {
-			if f == fieldServerText && ok {
+			if f == fieldLead || f == fieldServerText && ok {
 				continue // the same for every tool of the server: counted once
 			}
 			for _, t := range fieldTerms[i][f] {

@@ -97,6 +97,8 @@ func stem(w string) string {
 	return w
 }
 
+func hasDigit(w string) bool { return strings.ContainsAny(w, "0123456789") }
+
 func isASCIIAlpha(w string) bool {
 	for i := 0; i < len(w); i++ {
 		if c := w[i]; c < 'a' || c > 'z' {

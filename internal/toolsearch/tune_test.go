@@ -22,36 +22,37 @@ func TestSearchTune(t *testing.T) {
 			tune = append(tune, q)
 		}
 	}
+	w := func(lead float64) [numFields]float64 {
+		return [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 0.7, fieldParams: 0.3, fieldServer: 1.2, fieldServerText: 0.1, fieldLead: lead}
+	}
 	variants := map[string]Options{
 		"default":   {},
-		"noctx":     {ServerContext: -1},
-		"ctx0.3":    {ServerContext: 0.3},
-		"ctx1":      {ServerContext: 1},
-		"ctx2":      {ServerContext: 2},
 		"baseline":  {Baseline: true},
 		"nosyn":     {SynonymWeight: -1},
-		"noboost":   {ServerBoost: -1},
-		"nocover":   {Coverage: -1},
-		"boost1":    {ServerBoost: 1},
-		"cover0.8":  {Coverage: 0.8},
-		"syn0.5":    {SynonymWeight: 0.5},
-		"stext0":    {Weights: [numFields]float64{3, 2, 1, 0.5, 0.6, 0.001}},
-		"stext0.3":  {Weights: [numFields]float64{3, 2, 1, 0.5, 0.6, 0.3}},
-		"server1.2": {Weights: [numFields]float64{3, 2, 1, 0.5, 1.2, 0.1}},
-		"name2":     {Weights: [numFields]float64{2, 2, 1, 0.5, 0.6, 0.1}},
+		"nc0.1":     {NameCover: 0.1},
+		"nc0.2":     {NameCover: 0.2},
+		"nc0.3":     {NameCover: 0.3},
+		"nc0.5":     {NameCover: 0.5},
+		"noprior":   {SizePrior: -1},
+		"nolead":    {Weights: w(0)},
+		"syn0.3":    {SynonymWeight: 0.3},
+		"prior0.2":  {SizePrior: 0.2},
+		"prior0.3":  {SizePrior: 0.3},
+		"prior0.5":  {SizePrior: 0.5},
+		"lead0.5":   {Weights: w(0.5)},
+		"lead1":     {Weights: w(1)},
+		"lead2":     {Weights: w(2)},
+		"params0.5": {Weights: [numFields]float64{3, 2, 0.7, 0.5, 1.2, 0.1, 0.5}},
+		"desc1":     {Weights: [numFields]float64{3, 2, 1, 0.3, 1.2, 0.1, 0.5}},
 	}
 	if os.Getenv("MCP_GATEWAY_TUNE") == "grid" {
-		for _, wn := range []float64{2, 3, 4} {
-			for _, wd := range []float64{0.7, 1} {
-				for _, ws := range []float64{0.8, 1.2, 2} {
-					for _, syn := range []float64{0.2, 0.3, 0.4} {
-						for _, cov := range []float64{0.3, 0.5, 0.7} {
-							for _, boost := range []float64{0.3, 0.5, 1} {
-								o := Options{Weights: [numFields]float64{wn, 2, wd, 0.5, ws, 0.1}, SynonymWeight: syn, Coverage: cov, ServerBoost: boost}
-								m := evaluate(Build(docs, o), ids, tune, allTune)["tune all"]
-								fmt.Printf("GRID %.3f %.3f name=%v desc=%v server=%v syn=%v cov=%v boost=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), wn, wd, ws, syn, cov, boost)
-							}
-						}
+		for _, ctx := range []float64{0.3, 0.5, 1} {
+			for _, cov := range []float64{0.3, 0.5, 0.7} {
+				for _, nc := range []float64{0.2, 0.3, 0.4} {
+					for _, prior := range []float64{0.1, 0.2} {
+						o := Options{ServerContext: ctx, Coverage: cov, NameCover: nc, SizePrior: prior}
+						m := evaluate(Build(docs, o), ids, tune, allTune)["tune all"]
+						fmt.Printf("GRID %.3f %.3f ctx=%v cov=%v namecover=%v prior=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), ctx, cov, nc, prior)
 					}
 				}
 			}
