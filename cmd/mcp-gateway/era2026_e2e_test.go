@@ -10,11 +10,12 @@ import (
 )
 
 // TestTypeScriptV2ClientStateless: the TypeScript SDK v2 client pinned to 2026-07-28 uses the gateway over HTTP
-// (no session: every request carries its own _meta) with two 2025-era servers behind it, server-everything and
+// (no session: every request carries its own _meta) and in stdio mode (a connection opened with server/discover) with two 2025-era servers behind it, server-everything and
 // the TS v2 server (test/ts/v2server.mjs, both over stdio): it lists tools, prompts, resources and templates,
 // calls, gets a prompt, reads a resource and completes an argument, each result carrying what the revision
 // requires (the client refuses a result without resultType); a call's progress arrives, its log messages only
-// when the request asked for a log level, and a call the client abandons (closing its stream) ends upstream.
+// when the request asked for a log level, and, over HTTP, a call the client abandons (closing its stream) ends
+// upstream.
 func TestTypeScriptV2ClientStateless(t *testing.T) {
 	ts := tsHarness(t)
 	everything := npmServer(t, ts, "mcp-server-everything")
@@ -25,15 +26,55 @@ func TestTypeScriptV2ClientStateless(t *testing.T) {
 	sb := newTestbox(t)
 	sb.mustLaunch(cfg)
 	url := sb.url() + "/mcp"
-	run := func(steps string, extra ...string) []v2Line {
+	runOn := func(t *testing.T, stdio bool, steps string, extra ...string) []v2Line {
 		t.Helper()
-		lines := runV2Client(t, ts, append([]string{"--mode=2026-07-28", "--token=" + sb.token, "--steps=" + steps}, append(extra, url)...)...)
+		args := append([]string{"--mode=2026-07-28", "--steps=" + steps}, extra...)
+		if stdio {
+			args = append(append(args, "--"), gatewayStdioArgs(t.TempDir(), cfg)...)
+		} else {
+			args = append(args, "--token="+sb.token, url)
+		}
+		lines := runV2Client(t, ts, args...)
 		if c := lines[0]; c.Error != nil || c.Era != "modern" || c.ProtocolVersion != "2026-07-28" {
 			t.Fatalf("connect: %+v; want the 2026 era", c)
 		}
 		return lines[1:]
 	}
+	for _, stdio := range []bool{false, true} {
+		name := "http"
+		if stdio {
+			name = "stdio"
+		}
+		t.Run(name, func(t *testing.T) {
+			run := func(steps string, extra ...string) []v2Line {
+				t.Helper()
+				return runOn(t, stdio, steps, extra...)
+			}
+			statelessListsAndCalls(t, run)
+			statelessProgressAndLogging(t, run)
+		})
+	}
 
+	t.Run("http/cancel-by-closing", func(t *testing.T) {
+		// The client gives up after 2 s and aborts the request: the stream closes, and the gateway must end
+		// the upstream call, which would otherwise run for 10 minutes.
+		lines := runOn(t, false, `[{"op":"tools/call","name":"slow","arguments":{"ms":600000}}]`, "--timeout=2000")
+		if len(lines) != 1 || lines[0].Error == nil {
+			t.Fatalf("slow: %+v; want the client's timeout", lines)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for !slowEnded(sb.log()) {
+			if time.Now().After(deadline) {
+				t.Fatalf("the upstream call of the abandoned request did not end within 60s; log:\n%s", sb.log())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}
+
+// statelessListsAndCalls: lists, calls of both servers, a prompt, a read and a completion, each result with the
+// gateway's serverInfo.
+func statelessListsAndCalls(t *testing.T, run func(steps string, extra ...string) []v2Line) {
 	t.Run("lists-and-calls", func(t *testing.T) {
 		lines := run(`[{"op":"tools/list"},{"op":"prompts/list"},{"op":"resources/list"},{"op":"resources/templates/list"},` +
 			`{"op":"tools/call","name":"echo","arguments":{"message":"stateless"}},` +
@@ -72,7 +113,11 @@ func TestTypeScriptV2ClientStateless(t *testing.T) {
 			}
 		}
 	})
+}
 
+// statelessProgressAndLogging: a call's progress arrives; its log messages only when the request carries a
+// log level.
+func statelessProgressAndLogging(t *testing.T, run func(steps string, extra ...string) []v2Line) {
 	t.Run("progress-and-logging", func(t *testing.T) {
 		lines := run(`[{"op":"tools/call","name":"progress","arguments":{"steps":3},"progress":true},` +
 			`{"op":"logging/setLevel","level":"info"},` +
@@ -99,22 +144,6 @@ func TestTypeScriptV2ClientStateless(t *testing.T) {
 		}
 		if n := messages(lines[2]); n != 3 {
 			t.Errorf("a request with logLevel info got %d log messages, want 3 (one per step)", n)
-		}
-	})
-
-	t.Run("cancel-by-closing", func(t *testing.T) {
-		// The client gives up after 2 s and aborts the request: the stream closes, and the gateway must end
-		// the upstream call, which would otherwise run for 10 minutes.
-		lines := run(`[{"op":"tools/call","name":"slow","arguments":{"ms":600000}}]`, "--timeout=2000")
-		if len(lines) != 1 || lines[0].Error == nil {
-			t.Fatalf("slow: %+v; want the client's timeout", lines)
-		}
-		deadline := time.Now().Add(60 * time.Second)
-		for !slowEnded(sb.log()) {
-			if time.Now().After(deadline) {
-				t.Fatalf("the upstream call of the abandoned request did not end within 60s; log:\n%s", sb.log())
-			}
-			time.Sleep(50 * time.Millisecond)
 		}
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -57,11 +58,10 @@ func statelessSession(ss *mcp.ServerSession) bool {
 // sessions' logging/setLevel. done forgets the level.
 func (g *Gateway) requestLogLevel(req mcp.Request) (done func()) {
 	ss, _ := req.GetSession().(*mcp.ServerSession)
-	p := req.GetParams()
-	if ss == nil || p == nil {
+	if ss == nil {
 		return func() {}
 	}
-	level, _ := p.GetMeta()["io.modelcontextprotocol/logLevel"].(string)
+	level, _ := metaOf(req)["io.modelcontextprotocol/logLevel"].(string)
 	if level == "" {
 		return func() {}
 	}
@@ -78,10 +78,14 @@ func (g *Gateway) requestLogLevel(req mcp.Request) (done func()) {
 	}
 }
 
-// statelessEra reports whether req is a 2026-era request: its session was
-// made for it from the request's _meta (or, for server/discover, by the
-// SDK's discover handler).
+// statelessEra reports whether req is a 2026-era request: its _meta names
+// that revision (the envelope rule, as the SDK's own validateRequestMeta
+// reads it), or its session was opened in it (over stdio, by a
+// server/discover that named it).
 func statelessEra(req mcp.Request) bool {
+	if v, ok := metaOf(req)["io.modelcontextprotocol/protocolVersion"].(string); ok && v >= statelessRevision {
+		return true
+	}
 	ss, _ := req.GetSession().(*mcp.ServerSession)
 	return statelessSession(ss)
 }
@@ -222,4 +226,18 @@ func setAbsent(obj json.RawMessage, key string, value json.RawMessage) json.RawM
 		return b
 	}
 	return obj
+}
+
+// metaOf returns the _meta of req's params, nil when it has none: a request
+// without params holds a nil pointer of its params type, whose GetMeta
+// would panic.
+func metaOf(req mcp.Request) map[string]any {
+	p := req.GetParams()
+	if p == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return p.GetMeta()
 }

@@ -497,8 +497,6 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			defer g.requestLogLevel(req)() // era.go
 		}
 		res, err := g.handle(ctx, method, req, next)
-		// Asked after handling: server/discover's session learns its
-		// version in the SDK's handler.
 		if err == nil && statelessEra(req) {
 			res = g.stampedResult(method, res)
 		}
