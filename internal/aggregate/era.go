@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"maps"
 	"reflect"
@@ -39,6 +40,17 @@ func envelopeKeys() []string {
 		"io.modelcontextprotocol/clientInfo",
 		"io.modelcontextprotocol/logLevel",
 	}
+}
+
+// handleStateless is handle for a 2026-era request: with the request's log
+// level while it runs, and its result stamped for the revision.
+func (g *Gateway) handleStateless(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	defer g.requestLogLevel(req)()
+	res, err := g.handle(ctx, method, req, next)
+	if err != nil {
+		return nil, err
+	}
+	return g.stampedResult(method, res), nil
 }
 
 // statelessSession reports whether ss was made for one 2026-era request.

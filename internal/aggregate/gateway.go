@@ -494,13 +494,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if statelessEra(req) {
-			defer g.requestLogLevel(req)() // era.go
+			return g.handleStateless(ctx, method, req, next) // era.go
 		}
-		res, err := g.handle(ctx, method, req, next)
-		if err == nil && statelessEra(req) {
-			res = g.stampedResult(method, res)
-		}
-		return res, err
+		return g.handle(ctx, method, req, next)
 	}
 }
 
