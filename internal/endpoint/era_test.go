@@ -5,8 +5,12 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	neturl "net/url"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -259,5 +263,75 @@ func TestEraGoClientNegotiates2026(t *testing.T) {
 				t.Errorf("echo said %q", got)
 			}
 		})
+	}
+}
+
+// TestEraReplicas: two gateways with the same server behind a round-robin
+// reverse proxy, no affinity. A 2026-era client (the Go SDK's default)
+// negotiates, lists and calls through the proxy, each request landing on
+// the other replica than the one before; a 2025-era client's session lives
+// on one replica, so its next request, on the other, fails (the documented
+// need for affinity on Mcp-Session-Id).
+func TestEraReplicas(t *testing.T) {
+	spec := fixtureSpec("fx", fixture.Options{Tools: []string{"echo"}})
+	urlA, token, _ := inProcessGatewayOf(t, testSettings(t, 0), io.Discard, spec)
+	urlB, tokenB, _ := inProcessGatewayOf(t, testSettings(t, 0), io.Discard, spec)
+	if token != tokenB {
+		t.Fatalf("replicas with different tokens %q, %q", token, tokenB)
+	}
+	var backends []*neturl.URL
+	for _, u := range []string{urlA, urlB} {
+		p, err := neturl.Parse(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		backends = append(backends, p)
+	}
+	var n, served atomic.Int64
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(backends[n.Add(1)%2])
+			r.Out.URL.Path = backends[0].Path
+			r.Out.Host = r.Out.URL.Host
+			served.Add(1)
+		},
+		FlushInterval: -1,
+	}
+	front := httptest.NewServer(proxy)
+	defer front.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	hc := &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)}
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "replica-agent", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: front.URL + "/mcp", HTTPClient: hc}, nil)
+	if err != nil {
+		t.Fatalf("2026-era connect through the proxy: %v", err)
+	}
+	defer cs.Close()
+	if v := cs.InitializeResult().ProtocolVersion; v != statelessRevision {
+		t.Fatalf("negotiated %q through the proxy, want %s", v, statelessRevision)
+	}
+	for i := range 4 {
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatalf("tools/list %d: %v", i, err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "replica"}})
+		if err != nil || !strings.Contains(text(t, res), "replica") {
+			t.Fatalf("tools/call %d: %v %v", i, res, err)
+		}
+	}
+	if served.Load() < 9 {
+		t.Fatalf("the proxy passed %d requests, want discover + 8 across both replicas", served.Load())
+	}
+
+	legacy := mcp.NewClient(&mcp.Implementation{Name: "replica-agent", Version: "1"}, nil)
+	ls, err := legacy.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: front.URL + "/mcp", HTTPClient: hc, MaxRetries: -1}, legacySession())
+	if err == nil {
+		defer ls.Close()
+		_, err = ls.ListTools(ctx, nil)
+	}
+	if err == nil {
+		t.Fatal("a 2025-era session worked across replicas without affinity: the test proves nothing about the proxy")
 	}
 }
