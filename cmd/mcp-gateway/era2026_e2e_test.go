@@ -160,3 +160,35 @@ func slowEnded(log string) bool {
 	}
 	return false
 }
+
+// TestTypeScriptV2ClientStatelessTo2026Server: a 2026-era agent (the TS v2 client pinned to 2026-07-28, over HTTP)
+// through the gateway to a server that speaks only 2026-07-28 (v2server --legacy=reject): lists, calls and reads
+// arrive, each result naming the gateway in _meta (the agent's server), not the server behind it.
+func TestTypeScriptV2ClientStatelessTo2026Server(t *testing.T) {
+	ts := tsHarness(t)
+	cfg := mcpConfig(t, map[string]any{"v2only": map[string]any{"runCmd": "node '" + filepath.Join(ts, "v2server.mjs") + "' --legacy=reject"}})
+	sb := newTestbox(t)
+	sb.mustLaunch(cfg)
+	lines := runV2Client(t, ts, "--mode=2026-07-28", "--token="+sb.token,
+		`--steps=[{"op":"tools/list"},{"op":"tools/call","name":"echo","arguments":{"text":"to a 2026 server"}},{"op":"resources/read","uri":"v2://counter"}]`,
+		sb.url()+"/mcp")
+	if len(lines) != 4 || lines[0].Era != "modern" {
+		t.Fatalf("v2client: %+v; want connect on the 2026 era and 3 steps", lines)
+	}
+	for _, l := range lines[1:] {
+		if l.Error != nil {
+			t.Errorf("%s: %s (code %v)", l.Op, l.Error.Message, l.Error.Code)
+		}
+	}
+	if !slices.Contains(lines[1].Tools, "echo") {
+		t.Errorf("tools/list: %v", lines[1].Tools)
+	}
+	for _, l := range lines[2:] {
+		if !strings.Contains(string(l.Result), `"io.modelcontextprotocol/serverInfo":{"name":"mcp-gateway"`) {
+			t.Errorf("%s: %.300s; want the gateway's serverInfo in _meta", l.Op, l.Result)
+		}
+	}
+	if !strings.Contains(string(lines[2].Result), "to a 2026 server") {
+		t.Errorf("tools/call echo: %s", lines[2].Result)
+	}
+}

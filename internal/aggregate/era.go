@@ -140,8 +140,9 @@ func cacheableMethod(method string) bool {
 // stamp returns raw with resultType "complete" unless the result says its
 // type, hint's ttlMs and cacheScope where the result has none (hint nil:
 // not a cacheable result), and with the members of meta (the SDK's
-// serverInfo) in its _meta where _meta lacks them. On any failure raw goes
-// as it is: an answer must go out.
+// serverInfo: the gateway's) in its _meta, over a 2026 server's own (the
+// agent's server is the gateway). On any failure raw goes as it is: an
+// answer must go out.
 func stamp(raw json.RawMessage, meta mcp.Meta, hint *cacheHint) json.RawMessage {
 	out := setAbsent(raw, "resultType", json.RawMessage(`"complete"`))
 	if hint != nil {
@@ -160,9 +161,6 @@ func stamp(raw json.RawMessage, meta mcp.Meta, hint *cacheHint) json.RawMessage 
 		}
 	}
 	for k, v := range meta {
-		if _, ok := have[k]; ok {
-			continue
-		}
 		b, err := json.Marshal(v)
 		if err != nil {
 			continue

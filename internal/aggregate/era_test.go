@@ -46,8 +46,9 @@ func TestMergeCacheHints(t *testing.T) {
 }
 
 // TestStampRawResult: a result held as the server's bytes gains
-// resultType, the hints it lacks and the SDK's serverInfo for a 2026-era
-// agent, keeps what the server said itself, and is untouched otherwise.
+// resultType, the hints it lacks and the SDK's serverInfo (over a 2026
+// server's own) for a 2026-era agent, keeps what else the server said, and
+// is untouched otherwise.
 func TestStampRawResult(t *testing.T) {
 	info := mcp.Meta{"io.modelcontextprotocol/serverInfo": map[string]string{"name": "mcp-gateway"}}
 	hint := cacheHint{0, "private"}
@@ -60,6 +61,8 @@ func TestStampRawResult(t *testing.T) {
 		{`{"tools":[]}`, info, &hint,
 			`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-gateway"}},"cacheScope":"private","resultType":"complete","tools":[],"ttlMs":0}`},
 		{`{"content":[],"_meta":{"k":1}}`, info, nil,
+			`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-gateway"},"k":1},"content":[],"resultType":"complete"}`},
+		{`{"content":[],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"v2server"},"k":1}}`, info, nil,
 			`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-gateway"},"k":1},"content":[],"resultType":"complete"}`},
 		{`{"contents":[],"ttlMs":30000,"cacheScope":"public","resultType":"complete"}`, nil, &hint,
 			`{"cacheScope":"public","contents":[],"resultType":"complete","ttlMs":30000}`},
