@@ -163,17 +163,27 @@ func slowEnded(log string) bool {
 
 // TestTypeScriptV2ClientStatelessTo2026Server: a 2026-era agent (the TS v2 client pinned to 2026-07-28, over HTTP)
 // through the gateway to a server that speaks only 2026-07-28 (v2server --legacy=reject): lists, calls and reads
-// arrive, each result naming the gateway in _meta (the agent's server), not the server behind it.
+// arrive, each result naming the gateway in _meta (the agent's server), not the server behind it, and the server's
+// input requests (form and URL elicitation, sampling, roots) go to the agent and its answers back, both eras
+// 2026 end to end (the multi-round-trip relay).
 func TestTypeScriptV2ClientStatelessTo2026Server(t *testing.T) {
 	ts := tsHarness(t)
 	cfg := mcpConfig(t, map[string]any{"v2only": map[string]any{"runCmd": "node '" + filepath.Join(ts, "v2server.mjs") + "' --legacy=reject"}})
 	sb := newTestbox(t)
 	sb.mustLaunch(cfg)
 	lines := runV2Client(t, ts, "--mode=2026-07-28", "--token="+sb.token,
-		`--steps=[{"op":"tools/list"},{"op":"tools/call","name":"echo","arguments":{"text":"to a 2026 server"}},{"op":"resources/read","uri":"v2://counter"}]`,
+		`--steps=[{"op":"tools/list"},{"op":"tools/call","name":"echo","arguments":{"text":"to a 2026 server"}},{"op":"resources/read","uri":"v2://counter"},`+
+			`{"op":"tools/call","name":"ask","arguments":{"kinds":["form","url","sampling","roots"]}}]`,
 		sb.url()+"/mcp")
-	if len(lines) != 4 || lines[0].Era != "modern" {
-		t.Fatalf("v2client: %+v; want connect on the 2026 era and 3 steps", lines)
+	if len(lines) != 5 || lines[0].Era != "modern" {
+		t.Fatalf("v2client: %+v; want connect on the 2026 era and 4 steps", lines)
+	}
+	// The server's InputRequiredResult reaches the agent as sent, and the agent's retry (inputResponses and the
+	// requestState, which v2server checks byte for byte) reaches the server: the result holds the four answers.
+	for _, want := range []string{`\"name\":\"v2client\"`, `\"url\":{\"action\":\"accept\"`, "sampled by v2client", "file:///tmp/v2client-root"} {
+		if !strings.Contains(string(lines[4].Result), want) {
+			t.Errorf("ask: %s; want %s in it", lines[4].Result, want)
+		}
 	}
 	for _, l := range lines[1:] {
 		if l.Error != nil {
