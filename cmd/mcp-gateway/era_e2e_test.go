@@ -22,12 +22,19 @@ import (
 
 // v2Line is one JSON line of test/ts/v2client.mjs (the TypeScript SDK v2 client).
 type v2Line struct {
-	Op              string          `json:"op"`
-	Era             string          `json:"era"`
-	ProtocolVersion string          `json:"protocolVersion"`
-	Tools           []string        `json:"tools"`
-	Result          json.RawMessage `json:"result"`
-	Error           *struct {
+	Op              string            `json:"op"`
+	Era             string            `json:"era"`
+	ProtocolVersion string            `json:"protocolVersion"`
+	Tools           []string          `json:"tools"`
+	Prompts         []string          `json:"prompts"`
+	Resources       []string          `json:"resources"`
+	Templates       []string          `json:"templates"`
+	Result          json.RawMessage   `json:"result"`
+	Progress        []json.RawMessage `json:"progress"`
+	Notifications   []struct {
+		Method string `json:"method"`
+	} `json:"notifications"`
+	Error *struct {
 		Message string          `json:"message"`
 		Code    any             `json:"code"`
 		Data    json.RawMessage `json:"data"`
@@ -74,7 +81,28 @@ func checkFallback(t *testing.T, lines []v2Line) {
 		t.Errorf("connect: %+v; want the 2025 era (2025-11-25)", c)
 	}
 	if l := lines[1]; l.Error != nil || !slices.Contains(l.Tools, "echo") {
-		t.Errorf("tools/list: %+v; want server-everything's tools", l)
+		t.Errorf("tools/list: %+v %+v; want server-everything's tools", l, l.Error)
+	}
+	var res struct {
+		Content []struct{ Text string } `json:"content"`
+	}
+	if l := lines[2]; l.Error != nil || json.Unmarshal(l.Result, &res) != nil || len(res.Content) != 1 || res.Content[0].Text != "Echo: from v2" {
+		t.Errorf("tools/call echo: %+v (%s); want the text 'Echo: from v2'", l, l.Result)
+	}
+}
+
+// checkModern: the client connected on the 2026 era (no session), listed server-everything's tools and called
+// echo, whose result carried resultType (the TS SDK v2 client refuses a 2026 result without it).
+func checkModern(t *testing.T, lines []v2Line) {
+	t.Helper()
+	if len(lines) != 3 {
+		t.Fatalf("v2client printed %d lines, want connect + 2 steps: %+v", len(lines), lines)
+	}
+	if c := lines[0]; c.Error != nil || c.Era != "modern" || c.ProtocolVersion != "2026-07-28" {
+		t.Errorf("connect: %+v; want the 2026 era (2026-07-28)", c)
+	}
+	if l := lines[1]; l.Error != nil || !slices.Contains(l.Tools, "echo") {
+		t.Errorf("tools/list: %+v %+v; want server-everything's tools", l, l.Error)
 	}
 	var res struct {
 		Content []struct{ Text string } `json:"content"`
@@ -85,10 +113,10 @@ func checkFallback(t *testing.T, lines []v2Line) {
 }
 
 // TestTypeScriptV2Client: the official TypeScript SDK v2 client through the gateway, over HTTP and stdio, in
-// its default (legacy) mode and in auto mode, which probes server/discover first. The gateway serves the 2025
-// era only, so both end on 2025-11-25 and list and call as a 2025 client does: this pins that the fallback
-// keeps working. A client pinned to 2026-07-28 cannot connect: over stdio it is told so (-32022 naming the
-// versions stdio mode serves); over HTTP what it gets is logged, not asserted (the 2026 era is to come).
+// its default (legacy) mode, in auto mode, which probes server/discover first, and pinned to 2026-07-28. Over HTTP
+// the gateway serves both eras: legacy stays on 2025-11-25, auto and a pinned client get 2026-07-28 (era2026_e2e_test.go has the
+// pinned client's full run). The same in stdio mode, where the connection's opening (initialize or
+// server/discover) picks its era.
 func TestTypeScriptV2Client(t *testing.T) {
 	ts := tsHarness(t)
 	bin := npmServer(t, ts, "mcp-server-everything")
@@ -98,30 +126,25 @@ func TestTypeScriptV2Client(t *testing.T) {
 		sb := newTestbox(t)
 		sb.mustLaunch(cfg)
 		url := sb.url() + "/mcp"
-		for _, mode := range []string{"legacy", "auto"} {
+		t.Run("legacy", func(t *testing.T) {
+			checkFallback(t, runV2Client(t, ts, "--mode=legacy", "--token="+sb.token, "--steps="+v2Steps, url))
+		})
+		for _, mode := range []string{"auto", "2026-07-28"} {
 			t.Run(mode, func(t *testing.T) {
-				checkFallback(t, runV2Client(t, ts, "--mode="+mode, "--token="+sb.token, "--steps="+v2Steps, url))
+				checkModern(t, runV2Client(t, ts, "--mode="+mode, "--token="+sb.token, "--steps="+v2Steps, url))
 			})
-		}
-		lines := runV2Client(t, ts, "--mode=2026-07-28", "--token="+sb.token, "--steps="+v2Steps, url)
-		if c := lines[0]; c.Error != nil {
-			t.Logf("pinned to 2026-07-28 over HTTP (not served yet): connect failed: %s (code %v)", c.Error.Message, c.Error.Code)
-		} else {
-			t.Logf("pinned to 2026-07-28 over HTTP: connected on %s; steps: %+v", c.ProtocolVersion, lines[1:])
 		}
 	})
 	t.Run("stdio", func(t *testing.T) {
-		for _, mode := range []string{"legacy", "auto"} {
+		for _, mode := range []string{"legacy", "auto", "2026-07-28"} {
 			t.Run(mode, func(t *testing.T) {
 				args := append([]string{"--mode=" + mode, "--steps=" + v2Steps, "--"}, gatewayStdioArgs(t.TempDir(), cfg)...)
-				checkFallback(t, runV2Client(t, ts, args...))
+				if mode == "legacy" {
+					checkFallback(t, runV2Client(t, ts, args...))
+				} else {
+					checkModern(t, runV2Client(t, ts, args...))
+				}
 			})
-		}
-		args := append([]string{"--mode=2026-07-28", "--steps=" + v2Steps, "--"}, gatewayStdioArgs(t.TempDir(), cfg)...)
-		lines := runV2Client(t, ts, args...)
-		c := lines[0]
-		if c.Error == nil || fmt.Sprint(c.Error.Code) != "-32022" || !strings.Contains(string(c.Error.Data), `"2025-11-25"`) || strings.Contains(string(c.Error.Data), `"supported":["2026-07-28"`) {
-			t.Errorf("pinned to 2026-07-28 over stdio: %+v; want -32022 naming the 2025-era versions", lines)
 		}
 	})
 }

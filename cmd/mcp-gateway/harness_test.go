@@ -221,7 +221,7 @@ func (sb *testbox) connect(ctx context.Context, opts *mcp.ClientOptions) *mcp.Cl
 		Endpoint:   sb.url() + "/mcp",
 		HTTPClient: &http.Client{Transport: fixture.Bearer(sb.token, http.DefaultTransport)},
 	}
-	cs, err := client.Connect(ctx, tr, nil)
+	cs, err := client.Connect(ctx, tr, legacySession())
 	if err != nil {
 		sb.t.Fatalf("connect to gateway: %v\nlog:\n%s", err, sb.log())
 	}
@@ -292,4 +292,12 @@ func mcpConfig(t *testing.T, servers map[string]any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// legacySession pins a Go SDK client to the 2025 era (initialize, a
+// session): the SDK's default client negotiates 2026-07-28 with the gateway,
+// which serves it without a session, and the tests that use this are about
+// what a 2025-era session gets. The 2026 era has tests of its own (era_test.go).
+func legacySession() *mcp.ClientSessionOptions {
+	return &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 }

@@ -177,7 +177,7 @@ func TestSearchViewHTTP(t *testing.T) {
 	connect := func(query string, opts *mcp.ClientOptions) *mcp.ClientSession {
 		client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, opts)
 		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: sb.url() + "/mcp" + query,
-			HTTPClient: &http.Client{Transport: fixture.Bearer(sb.token, http.DefaultTransport)}}, nil)
+			HTTPClient: &http.Client{Transport: fixture.Bearer(sb.token, http.DefaultTransport)}}, legacySession()) // the elicitation below needs a 2025 session
 		if err != nil {
 			t.Fatalf("connect %s: %v\nlog:\n%s", query, err, sb.log())
 		}

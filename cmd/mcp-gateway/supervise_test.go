@@ -252,7 +252,7 @@ func (sb *testbox) connectWatching(ctx context.Context, opts *mcp.ClientOptions)
 	sb.t.Helper()
 	w := &sseWatch{base: fixture.Bearer(sb.token, http.DefaultTransport), up: make(chan struct{})}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-agent", Version: "1"}, opts)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: sb.url() + "/mcp", HTTPClient: &http.Client{Transport: w}}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: sb.url() + "/mcp", HTTPClient: &http.Client{Transport: w}}, legacySession())
 	if err != nil {
 		sb.t.Fatalf("connect: %v", err)
 	}

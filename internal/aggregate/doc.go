@@ -36,17 +36,19 @@
 // edits of JSON objects), internal/tasktable (the task tables),
 // internal/intercept (interceptors). It serves no transport itself.
 //
-// The 2026-07-28 protocol era: per-request capabilities (a request that
-// carries its client's capabilities instead of a session's initialize)
-// belong in RawEligible and Route, which today read them from the session
-// (ServerSession.InitializeParams); stateless routing (no session to hold
-// a request's state) belongs in Route and Forward, which then carry what
-// the session carries now (log level, roots); input requests and their
-// multi-round-trip answers (inputResponses, requestState in a request's
-// params) belong in Forward and Send, next to the progress token, since
-// they too are members rewritten per server. Of the input requests, one
-// case is implemented: a 2026 server's InputRequiredResult answered for a
-// 2025-era agent (legacyshim.go, through callRaw, which every raw send of
-// a tools/call, prompts/get or resources/read goes through); the rest is
-// not.
+// The 2026-07-28 protocol era toward agents (era.go, cache.go): a request
+// of that era comes on a session the SDK made for it alone (stateless
+// HTTP), takes the SDK path, and its results are stamped for the revision
+// (resultType, serverInfo, caching hints merged so that no server's hint is
+// loosened); its _meta log level is its session's level while it runs; the
+// agent's envelope is not forwarded upstream. Input requests: one case is
+// implemented, a 2026 server's InputRequiredResult answered for a 2025-era
+// agent (legacyshim.go, through callRaw, which every raw send of a
+// tools/call, prompts/get or resources/read goes through). Still to come:
+// per-request capabilities toward servers (RawEligible and Route read them
+// from the session's InitializeParams, which the SDK fills from the
+// request's _meta), the other input-request cases (inputResponses,
+// requestState in a request's params belong in Forward and Send, next to
+// the progress token, since they too are members rewritten per server), and
+// subscriptions/listen merged over the servers.
 package aggregate

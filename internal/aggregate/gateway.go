@@ -485,32 +485,10 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, err
 			}
 		}
-		switch r := req.(type) {
-		case *mcp.ListToolsRequest:
-			return g.listToolsOfView(r)
-		case *mcp.CallToolRequest:
-			return g.callToolOfView(ctx, r)
-		case *mcp.ListPromptsRequest:
-			return g.listPrompts(r)
-		case *mcp.GetPromptRequest:
-			return g.getPrompt(ctx, r)
-		case *mcp.ListResourcesRequest:
-			return g.listResources(r)
-		case *mcp.ListResourceTemplatesRequest:
-			return g.listResourceTemplates(r)
-		case *mcp.ReadResourceRequest:
-			return g.readResource(ctx, r)
-		case *mcp.CompleteRequest:
-			return g.complete(ctx, r)
+		if statelessEra(req) {
+			return g.handleStateless(ctx, method, req, next) // era.go
 		}
-		res, err := next(ctx, method, req)
-		if err == nil {
-			res = g.advertise(res)
-			if method == "logging/setLevel" {
-				g.pushLogLevel(ctx, req)
-			}
-		}
-		return res, err
+		return g.handle(ctx, method, req, next)
 	}
 }
 

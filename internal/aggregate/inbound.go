@@ -82,7 +82,7 @@ func rawParams(req mcp.Request) json.RawMessage {
 	if len(b) == 0 || b[0] != '{' {
 		return nil
 	}
-	return b
+	return withoutEnvelope(b) // era.go: the upstreams speak the 2025 era
 }
 
 // agentParams returns the params to forward upstream for a request whose

@@ -28,10 +28,12 @@ func newProgressMap() *progressMap { return &progressMap{m: make(map[string]prog
 
 const progressKey = "progressToken"
 
-// forward returns the meta to send upstream: meta with the caller's progress
+// forward returns the meta to send upstream: meta without the 2026 envelope
+// (era.go) and with the caller's progress
 // token replaced by a fresh one, or meta itself when the caller asked for no
 // progress.
 func (p *progressMap) forward(meta mcp.Meta, c *call) mcp.Meta {
+	meta = withoutEnvelopeMeta(meta) // era.go: the upstreams speak the 2025 era
 	tok, ok := meta[progressKey]
 	if !ok || tok == nil {
 		return meta

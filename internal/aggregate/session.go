@@ -185,8 +185,11 @@ func (g *Gateway) restore(ctx context.Context, server string, cs *mcp.ClientSess
 
 // logsOutsideCallAt reports whether session ss gets a log message of level
 // that belongs to no call: when it set no level (the server decides), or
-// logsAt.
+// logsAt; a 2026-era request's session only by logsAt.
 func (g *Gateway) logsOutsideCallAt(ss *mcp.ServerSession, level mcp.LoggingLevel) bool {
+	if statelessSession(ss) {
+		return g.logsAt(ss, level) // a 2026-era request's level is its own (era.go)
+	}
 	g.mu.RLock()
 	_, set := g.levels[ss]
 	g.mu.RUnlock()

@@ -19,9 +19,18 @@ import (
 type rawResult struct {
 	mcp.ResultBase
 	raw json.RawMessage
+	// stateless marks a result for a 2026-era agent (era.go): encoded with
+	// resultType and with ResultBase's _meta (the SDK's serverInfo).
+	stateless bool
+	hint      *cacheHint // the caching hints of a stateless cacheable result (cache.go)
 }
 
-func (r *rawResult) MarshalJSON() ([]byte, error) { return r.raw, nil }
+func (r *rawResult) MarshalJSON() ([]byte, error) {
+	if r.stateless {
+		return stamp(r.raw, r.Meta, r.hint), nil
+	}
+	return r.raw, nil
+}
 
 // ErrorJSON encodes a JSON-RPC error object for the transports that write
 // answers themselves (the HTTP fast path, stdio mode's raw path), with its

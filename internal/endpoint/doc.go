@@ -17,7 +17,11 @@
 //   - readiness: 503 with Retry-After while starting or stopping;
 //   - the JSON-RPC guard (protocol.go): the body is read within Limits
 //     (413, 408) and checked as one JSON-RPC 2.0 message or batch, so that
-//     every refusal is a JSON-RPC error with the right code;
+//     every refusal is a JSON-RPC error with the right code; it also
+//     tells the protocol eras apart (era.go): a 2026-07-28 request (the
+//     protocol version in params._meta) skips everything below and goes to
+//     the SDK's StreamableHTTPHandler in Stateless mode, on the same merged
+//     server, with no session;
 //   - session accounting (sessions.go; making room: sessionroom.go):
 //     sessions are bounded by count (Options.MaxSessions), never by idle
 //     time, so they survive a paused sandbox; beyond the bound the least recently used session with no

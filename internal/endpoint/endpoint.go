@@ -135,9 +135,14 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 	// the fast path declines goes back to net/http, and to the SDK.
 	e.lane = newLane(mcpChain(func(w http.ResponseWriter, r *http.Request) { fast.serve(w, r) }), token, opts.Limits, e.log)
 	e.mux = http.NewServeMux()
+	stateless := newStatelessHandler(agg.Server(), opts.Limits) // era.go
 	e.mux.Handle("/mcp", mcpChain(func(w http.ResponseWriter, r *http.Request) {
 		r, ok := withToolsView(w, r)
 		if !ok {
+			return
+		}
+		if isStateless(r, messageOf(r)) {
+			stateless.ServeHTTP(w, withRawParams(r))
 			return
 		}
 		if !fast.serve(w, r) {

@@ -64,7 +64,7 @@ func newFastPath(e *Endpoint) *fastPath {
 func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	msg := messageOf(r)
 	sid := r.Header.Get(sessionIDHeader)
-	if msg == nil || sid == "" || r.Method != http.MethodPost {
+	if msg == nil || sid == "" || r.Method != http.MethodPost || msg.Stateless {
 		return false
 	}
 	if msg.Batch > 0 {

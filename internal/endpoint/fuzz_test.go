@@ -312,6 +312,8 @@ func FuzzHTTPEndpoint(f *testing.F) {
 		{2, "", ``},
 		{fuzzNoSession, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}`},
 		{fuzzNoSession, "", `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`},
+		{fuzzNoSession, "Mcp-Protocol-Version: 2026-07-28\nMcp-Method: tools/call\nMcp-Name: echo", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`},
+		{fuzzNoSession, "Mcp-Protocol-Version: 2026-07-28\nMcp-Method: server/discover", `{"jsonrpc":"2.0","id":4,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`},
 		{fuzzNoToken, "Authorization: bearer fuzz-token", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
 		{fuzzNoToken, "Authorization: Bearer", `{}`},
 		{fuzzNoTypes, "Content-Type: text/plain", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},

@@ -189,7 +189,7 @@ func connect(t *testing.T, ctx context.Context, url, token string) *mcp.ClientSe
 		Endpoint:   url,
 		HTTPClient: &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)},
 	}
-	cs, err := client.Connect(ctx, tr, nil)
+	cs, err := client.Connect(ctx, tr, legacySession())
 	if err != nil {
 		t.Fatalf("connect to the endpoint: %v", err)
 	}
@@ -235,4 +235,12 @@ func text(t *testing.T, res *mcp.CallToolResult) string {
 		t.Fatalf("content is %T, want text", res.Content[0])
 	}
 	return tc.Text
+}
+
+// legacySession pins a Go SDK client to the 2025 era (initialize, a
+// session): the SDK's default client negotiates 2026-07-28 with the gateway,
+// which serves it without a session, and the tests that use this are about
+// what a 2025-era session gets. The 2026 era has tests of its own (era_test.go).
+func legacySession() *mcp.ClientSessionOptions {
+	return &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
 }

@@ -88,7 +88,7 @@ func TestSessionChurnNoLeaks(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	session := func(i int) error {
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, legacySession())
 		if err != nil {
 			return fmt.Errorf("session %d: connect: %w", i, err)
 		}
@@ -171,7 +171,7 @@ func TestSessionLimitSparesBusySessions(t *testing.T) {
 	defer cancel()
 	connect := func() *mcp.ClientSession {
 		t.Helper()
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, legacySession())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -27,9 +27,12 @@ import (
 //     JSON-RPC 2.0 with -32600 (the SDK says "malformed payload" in plain
 //     text for both, and takes {"id":1.5} for id 1 and {"id":2} for a
 //     response);
-//   - it answers a POST without Mcp-Session-Id that is not an initialize
-//     request with 400 and -32000 (codeNoSession), as the transport spec
-//     asks and the TypeScript SDK's server does;
+//   - it tells the protocol eras apart (era.go): a 2026-era request is
+//     marked Stateless and needs no session; a version neither era has
+//     gets -32022;
+//   - it answers a 2025-era POST without Mcp-Session-Id that is not an
+//     initialize request with 400 and -32000 (codeNoSession), as the
+//     transport spec asks and the TypeScript SDK's server does;
 //   - it turns the SDK's remaining plain-text 400s (unknown method, missing
 //     params, id on a notification, ...) into JSON-RPC error bodies with
 //     the request's id. Besides the code, this keeps clients working: the Go
@@ -78,7 +81,13 @@ func (g rpcGuard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeRPCError(w, http.StatusBadRequest, msg.ID, rpcErr.Code, rpcErr.Message)
 		return
 	}
-	if r.Header.Get(sessionIDHeader) == "" && msg.Method != "initialize" {
+	stateless, refusal := eraOf(r.Header, msg) // era.go
+	if refusal != nil {
+		writeErrorObject(w, http.StatusBadRequest, msg.ID, refusal)
+		return
+	}
+	msg.Stateless = stateless
+	if !stateless && r.Header.Get(sessionIDHeader) == "" && msg.Method != "initialize" {
 		// The SDK would open a throwaway session for it and answer 200 with
 		// an error of code 0 ("invalid during session initialization"), or
 		// 202 for a notification that then goes nowhere.
@@ -116,6 +125,9 @@ type rpcMessage struct {
 	// Raw is a batch element as sent (nil for a single message, whose
 	// bytes are the body).
 	Raw json.RawMessage
+	// Stateless marks a 2026-era request (era.go): served without a
+	// session by the stateless handler.
+	Stateless bool
 }
 
 // subChange is a resources/subscribe (On) or resources/unsubscribe.
@@ -282,6 +294,9 @@ func checkKept(msg *rpcMessage, size int) *jsonrpc.Error {
 			return invalidRequest(fmt.Sprintf("initialize larger than %d bytes", maxInitializeBytes))
 		}
 	case "logging/setLevel":
+		if v, _ := metaVersion(msg.Params); v >= statelessRevision {
+			return nil // removed in that revision: the stateless handler answers 404 (era.go)
+		}
 		var p struct {
 			Level string `json:"level"`
 		}

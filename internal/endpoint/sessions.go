@@ -97,6 +97,10 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get(sessionIDHeader)
 		msg := messageOf(r)
+		if isStateless(r, msg) {
+			next.ServeHTTP(w, r) // no session to count (era.go)
+			return
+		}
 		if msg != nil && msg.Batch > 0 && !l.batchAllowed(w, id, msg) {
 			return
 		}

@@ -49,7 +49,7 @@ func TestSessionIndexFollowsSessions(t *testing.T) {
 	defer cancel()
 	var sessions []*mcp.ClientSession
 	for i := range 3 {
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, legacySession())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +155,7 @@ func TestSessionLimitRefusesWhenAllBusy(t *testing.T) {
 	// The Go SDK client is refused the same way.
 	client := mcp.NewClient(&mcp.Implementation{Name: "fourth", Version: "1"}, nil)
 	hc := &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)}
-	if cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, nil); err == nil {
+	if cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, legacySession()); err == nil {
 		cs.Close()
 		t.Fatal("a Go SDK client connected with every session busy")
 	}

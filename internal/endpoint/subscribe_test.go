@@ -56,7 +56,7 @@ func TestSubscriptionsOnTheFastPath(t *testing.T) {
 			ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updates <- req.Params.URI },
 		})
 		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url,
-			HTTPClient: &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)}}, nil)
+			HTTPClient: &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)}}, legacySession())
 		if err != nil {
 			t.Fatal(err)
 		}

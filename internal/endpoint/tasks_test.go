@@ -66,7 +66,7 @@ func TestRootsWhenTheAgentArrives(t *testing.T) {
 	client.AddRoots(&mcp.Root{URI: "file:///agent/project", Name: "project"})
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint: url, HTTPClient: &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)},
-	}, nil)
+	}, legacySession())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestStartCallShutdown(t *testing.T) {
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:   "http://" + g.Addr().String() + "/mcp",
 		HTTPClient: &http.Client{Transport: fixture.Bearer(cfg.Token, http.DefaultTransport)},
-	}, nil)
+	}, legacySession())
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}

@@ -30,7 +30,7 @@ func connectTo(t *testing.T, ctx context.Context, g *Gateway, token string) *mcp
 	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{
 		Endpoint:   "http://" + g.Addr().String() + "/mcp",
 		HTTPClient: &http.Client{Transport: fixture.Bearer(token, http.DefaultTransport)},
-	}, nil)
+	}, legacySession())
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
@@ -180,3 +180,11 @@ func endSession(g *Gateway, sid string) {
 }
 
 func must(b []byte, _ error) string { return string(b) }
+
+// legacySession pins a Go SDK client to the 2025 era (initialize, a
+// session): the SDK's default client negotiates 2026-07-28 with the gateway,
+// which serves it without a session, and the tests that use this are about
+// what a 2025-era session gets. The 2026 era has tests of its own (era_test.go).
+func legacySession() *mcp.ClientSessionOptions {
+	return &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+}

@@ -258,7 +258,9 @@ func (c *drainConn) take(ctx context.Context, msg jsonrpc.Message) (jsonrpc.Mess
 			batched := c.batches != nil && c.batches.batched(req.ID)
 			if batched {
 				c.inBatch[req.ID] = true
-			} else if c.raw != nil && aggregate.ForwardsRaw(req.Method) && !c.pending[req.ID] {
+			} else if c.raw != nil && aggregate.ForwardsRaw(req.Method) && !c.pending[req.ID] && !isStateless(req) {
+				// (A 2026-era request goes through the SDK, whose
+				// results the aggregate stamps for the revision: era.go.)
 				raw = true
 			}
 			c.pending[req.ID] = true

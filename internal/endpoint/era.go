@@ -1,0 +1,157 @@
+package endpoint
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	fastjson "github.com/segmentio/encoding/json"
+)
+
+// The endpoint serves both protocol eras from one URL, chosen per request:
+//
+//   - the 2025 era (2025-11-25 and older): initialize opens a session, every
+//     other request names it in Mcp-Session-Id; the fast path and the SDK's
+//     stateful handler serve it, as they always did;
+//   - the 2026 era (2026-07-28, the stateless revision): a request whose
+//     params._meta carries io.modelcontextprotocol/protocolVersion (or, for
+//     a GET, DELETE or notification, which carry no _meta, whose
+//     MCP-Protocol-Version header names that revision) is self-contained.
+//     It goes to a second SDK handler on the same merged server, stateless:
+//     the SDK checks the headers against the body (-32020), the _meta
+//     (-32602), answers server/discover and refuses the methods the revision
+//     removed (404, -32601), and stamps resultType and serverInfo on typed
+//     results; the aggregate does the same for the results it relays as the
+//     server's bytes. Nothing of such a request outlives it, so any replica
+//     can serve the next one.
+//
+// The classification runs in the JSON-RPC guard, before any session lookup,
+// so that a 2026 request never meets the 2025 era's "Mcp-Session-Id header
+// required" refusal.
+
+// statelessRevision is the first protocol revision without initialize.
+const statelessRevision = "2026-07-28"
+
+// metaProtocolVersion is the _meta key that makes a request a 2026-era one.
+const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
+
+// protocolVersionHeader is the header every HTTP request after
+// initialize (2025 era) or every request (2026 era) names its version in.
+const protocolVersionHeader = "Mcp-Protocol-Version"
+
+// eraOf decides the era of a checked POST. stateless is true for a 2026-era
+// request; refusal is the -32022 answer for a request that claims a protocol
+// version the gateway speaks in neither era (the SDK would take 1900-01-01
+// in _meta for a 2025 request and serve it).
+func eraOf(h http.Header, msg *rpcMessage) (stateless bool, refusal *jsonrpc.Error) {
+	if msg.Batch > 0 {
+		return false, nil // no batches after 2025-03-26: the 2025 path refuses them
+	}
+	version, claimed := metaVersion(msg.Params)
+	if !claimed {
+		// Without the envelope, only a notification can be 2026-era (it
+		// carries no _meta triple); a call with the header alone gets the
+		// SDK's -32602 for the missing _meta there as well.
+		hv := h.Get(protocolVersionHeader)
+		return hv >= statelessRevision && h.Get(sessionIDHeader) == "", nil
+	}
+	if hv := h.Get(protocolVersionHeader); hv != "" && hv != version {
+		// A header that disagrees with the body: the SDK's stateless
+		// handler answers -32020, which the revision asks for before any
+		// version check.
+		return true, nil
+	}
+	if !slices.Contains(mcp.SupportedProtocolVersions(), version) {
+		return false, unsupportedVersion(version)
+	}
+	return version >= statelessRevision, nil
+}
+
+// metaVersion returns the protocol version a request's params claim in
+// _meta; claimed is false when they claim none. A cheap look for the key
+// comes first: every request passes here.
+func metaVersion(params json.RawMessage) (version string, claimed bool) {
+	if !bytes.Contains(params, []byte(metaProtocolVersion)) {
+		return "", false
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if fastjson.Unmarshal(params, &p) != nil {
+		return "", false // the SDK answers malformed params
+	}
+	raw, ok := p.Meta[metaProtocolVersion]
+	if !ok {
+		return "", false
+	}
+	if json.Unmarshal(raw, &version) != nil {
+		return "", true // not a string: no version we speak
+	}
+	return version, true
+}
+
+// unsupportedVersion is -32022 with the versions of both eras, newest
+// first, as the revision's versioning page asks: the client picks one.
+func unsupportedVersion(requested string) *jsonrpc.Error {
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: mcp.SupportedProtocolVersions(), Requested: requested})
+	return &jsonrpc.Error{
+		Code:    mcp.CodeUnsupportedProtocolVersion,
+		Message: fmt.Sprintf("protocol version %q is not supported; supported: 2026-07-28 (stateless, no initialize) and the 2025 era (initialize)", requested),
+		Data:    data,
+	}
+}
+
+// sessionless2026 reports whether a GET or DELETE belongs to the 2026 era:
+// no session, and the version header names the stateless revision. The
+// stateless handler answers it with 405: the revision has no standing
+// stream and no session to delete.
+func sessionless2026(r *http.Request) bool {
+	return r.Header.Get(sessionIDHeader) == "" && r.Header.Get(protocolVersionHeader) >= statelessRevision
+}
+
+// newStatelessHandler is the SDK's streamable handler for 2026-era requests
+// on the merged server. Cancellation is the request's: a client that closes
+// the request's stream cancels the call, which cancels the upstream call.
+func newStatelessHandler(server *mcp.Server, limits Limits) *mcp.StreamableHTTPHandler {
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{
+			Stateless:                    true,
+			MaxRequestBodyBytes:          limits.withDefaults().MaxBodyBytes,
+			PropagateRequestCancellation: true,
+		})
+}
+
+// writeErrorObject writes a JSON-RPC error (with its data) and an HTTP
+// status: writeRPCError for errors that carry data.
+func writeErrorObject(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	body, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *jsonrpc.Error  `json:"error"`
+	}{"2.0", id, e})
+	if err != nil {
+		writeRPCError(w, status, id, e.Code, e.Message)
+		return
+	}
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// isStateless reports whether r (with msg, its checked body, if a POST) is
+// a 2026-era request, for the stateless handler.
+func isStateless(r *http.Request, msg *rpcMessage) bool {
+	if r.Method == http.MethodPost {
+		return msg != nil && msg.Stateless
+	}
+	return sessionless2026(r)
+}
