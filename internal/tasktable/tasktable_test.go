@@ -240,6 +240,23 @@ func TestServerTaskEdges(t *testing.T) {
 	if len(early) != 1 || !strings.Contains(string(early[0]), "working") {
 		t.Errorf("statuses held for o: %s", early)
 	}
+	// Two calls in flight, one answered: statuses are still held, at
+	// most maxHeldStatuses of them; once both are answered, those not
+	// taken are dropped and no more are held.
+	done1, done2 := tt.Expect("s"), tt.Expect("s")
+	done1()
+	for i := range maxHeldStatuses + 1 {
+		if held := tt.Hold("s", "p", json.RawMessage(`{"taskId":"p"}`)); held != (i < maxHeldStatuses) {
+			t.Errorf("status %d of one call in flight: held %v", i+1, held)
+		}
+	}
+	done2()
+	if tt.Hold("s", "p", json.RawMessage(`{"taskId":"p"}`)) {
+		t.Error("a status was held after the calls ended")
+	}
+	if _, early := tt.Export("s", "p", a, 0); len(early) != 0 {
+		t.Errorf("statuses held during ended calls came back with a later task: %d", len(early))
+	}
 	if again, _ := tt.Export("s", "o", a, 0); again != id {
 		t.Errorf("the same task exported again: %s, then %s", id, again)
 	}
