@@ -315,6 +315,11 @@ func FuzzRawJSON(f *testing.F) {
 	for _, name := range []string{"\x80", "\xbf", "\xc0", "a\xff", "\xe9"} {
 		f.Add([]byte(`{"`+name+`":1,"data":2}`), name, `"v"`, "data")
 	}
+	// Keys and values of one character JSON escapes, or json.Marshal
+	// writes otherwise than as it is.
+	for _, c := range []string{"\x01", "\x1f", " ", "\"", "\\", "<", ">", "&", "\x7f", "\x80", "\xe9", "é", "\u2028", "\u2029"} {
+		f.Add([]byte(`{"a":1}`), c, c, "a")
+	}
 	// Every prefix of objects with every kind of value: cut anywhere,
 	// where a scanner's bounds matter.
 	for _, s := range []string{
