@@ -1,6 +1,8 @@
 package rawjson
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -41,6 +43,44 @@ func TestScannersRefuse(t *testing.T) {
 			if got := c.scan([]byte(in), 0); got != -1 {
 				t.Errorf("%s(%q) = %d, want -1", c.name, in, got)
 			}
+		}
+	}
+}
+
+// TestListPage: EncodeList writes the items as they are, comma-separated,
+// with nextCursor only when there is one; ItemsOf reads them back, a null
+// member or cursor as none, and refuses what is not a list result.
+func TestListPage(t *testing.T) {
+	items := []json.RawMessage{json.RawMessage(`{"name":"a"}`), json.RawMessage(`{"name":"b","x":[1, 2]}`)}
+	for _, c := range []struct {
+		items []json.RawMessage
+		next  string
+		want  string
+	}{
+		{items, "", `{"tools":[{"name":"a"},{"name":"b","x":[1, 2]}]}`},
+		{items[:1], "c<1>", `{"tools":[{"name":"a"}],"nextCursor":"c\u003c1\u003e"}`},
+		{nil, "", `{"tools":[]}`},
+	} {
+		got := EncodeList("tools", c.items, c.next)
+		if string(got) != c.want {
+			t.Errorf("EncodeList(%s, %q) = %s, want %s", c.items, c.next, got, c.want)
+		}
+		back, next, err := ItemsOf(got, "tools")
+		if err != nil || next != c.next || len(back) != len(c.items) {
+			t.Errorf("ItemsOf(%s) = %s, %q, %v", got, back, next, err)
+		}
+		for i := range back {
+			if !bytes.Equal(back[i], c.items[i]) {
+				t.Errorf("item %d read back as %s, was %s", i, back[i], c.items[i])
+			}
+		}
+	}
+	if back, next, err := ItemsOf(json.RawMessage(`{"tools":null,"nextCursor":null}`), "tools"); err != nil || back != nil || next != "" {
+		t.Errorf("null members: %s, %q, %v; want none", back, next, err)
+	}
+	for _, bad := range []string{`[]`, `{"tools":{}}`, `{"tools":[],"nextCursor":1}`} {
+		if _, _, err := ItemsOf(json.RawMessage(bad), "tools"); err == nil {
+			t.Errorf("ItemsOf(%s): no error", bad)
 		}
 	}
 }
