@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -61,26 +59,9 @@ func runCancelClient(t *testing.T, ts string, logOf func() string, n int, args .
 	}
 	cmd := exec.Command("node", append([]string{filepath.Join(ts, "cancel.mjs")}, args...)...)
 	cmd.Dir = ts
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		// Killed first: a client still waiting for "cancel" would not end.
-		in.Close()
-		killSession(cmd.Process.Pid)
-		_ = cmd.Wait()
-	}()
+	p := startPiped(t, cmd)
+	defer p.stop()
+	in, out, stderr := p.in, p.out, p.stderr
 	lines := make(chan string, 2)
 	go func() {
 		sc := bufio.NewScanner(out)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -300,4 +302,48 @@ func mcpConfig(t *testing.T, servers map[string]any) string {
 // what a 2025-era session gets. The 2026 era has tests of its own (era_test.go).
 func legacySession() *mcp.ClientSessionOptions {
 	return &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+}
+
+// piped is a process started by startPiped.
+type piped struct {
+	cmd    *exec.Cmd
+	in     io.WriteCloser // its stdin
+	out    io.ReadCloser  // its stdout
+	stderr *fixture.Log   // what it wrote on stderr so far
+	// stop closes stdin, kills the process's session (the process and
+	// whatever it started) and waits for the process. It runs at the
+	// test's end; a test that waits for the process itself (cmd.Wait)
+	// may still call it.
+	stop func()
+}
+
+// startPiped starts cmd in a session of its own, so that whatever it starts
+// can be reaped with it, with stdin and stdout as pipes and stderr
+// collected: a client's or a stdio gateway's process, talked to line by
+// line.
+func startPiped(t testing.TB, cmd *exec.Cmd) *piped {
+	t.Helper()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &piped{cmd: cmd, in: in, out: out, stderr: &fixture.Log{}}
+	cmd.Stderr = p.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", cmd.Path, err)
+	}
+	// Killed before the wait: a process still waiting for input (a
+	// client told to cancel, say) would not end at EOF.
+	p.stop = sync.OnceFunc(func() {
+		in.Close()
+		killSession(cmd.Process.Pid)
+		_ = cmd.Wait()
+	})
+	t.Cleanup(p.stop)
+	return p
 }

@@ -2,14 +2,12 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -33,21 +31,8 @@ func TestStdioBadLinesAnswered(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, gatewayBin, "stdio", "--config", cfg, "--log-file", filepath.Join(dir, "stdio.log"),
 		"--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var errb bytes.Buffer
-	cmd.Stderr = &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { killSession(cmd.Process.Pid) })
+	p := startPiped(t, cmd)
+	in, out := p.in, p.out
 
 	huge := `{"jsonrpc":"2.0","id":90,"method":"ping","params":{"pad":"` + strings.Repeat("a", stdioserve.MaxLineBytes) + `"}}`
 	input := []string{
@@ -80,7 +65,7 @@ func TestStdioBadLinesAnswered(t *testing.T) {
 		lines = append(lines, sc.Text())
 	}
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("gateway: %v\nstderr: %s\nstdout:\n%s", err, errb.String(), strings.Join(lines, "\n"))
+		t.Fatalf("gateway: %v\nstderr: %s\nstdout:\n%s", err, p.stderr.String(), strings.Join(lines, "\n"))
 	}
 
 	codes := map[int]int{} // error code -> answers with a null id

@@ -290,23 +290,8 @@ func TestStdioCancelledCallGetsNoAnswer(t *testing.T) {
 	})
 	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg, "--log-file", logFile,
 		"--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		_ = cmd.Wait()
-		killSession(cmd.Process.Pid)
-	})
+	p := startPiped(t, cmd)
+	in, out := p.in, p.out
 	lines := make(chan string, 64)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -426,23 +411,8 @@ func TestStdioForwardsParamsAsSent(t *testing.T) {
 	})
 	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg, "--log-file", filepath.Join(dir, "stdio.log"),
 		"--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers"))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		in.Close()
-		killSession(cmd.Process.Pid)
-		_ = cmd.Wait()
-	})
+	p := startPiped(t, cmd)
+	in, out := p.in, p.out
 	lines := bufio.NewScanner(out)
 	lines.Buffer(nil, 1<<20)
 	// ask sends a request and returns its response, skipping notifications.

@@ -98,6 +98,7 @@ type Gateway struct {
 	instructions  map[string]string             // per server, as its initialize said
 	taskCaps      map[string]json.RawMessage    // per server, its tasks capability if any
 	reachable     func(*mcp.ServerSession) bool // see SetReachable
+	reachWake     chan struct{}                 // closed at each AgentReachable (see awaitReachable)
 	raws          map[string]rawConn            // per server, its latest start's
 	tools         *named[*mcp.Tool]
 	prompts       *named[*mcp.Prompt]

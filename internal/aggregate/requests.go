@@ -114,15 +114,17 @@ func agentError(method string, err error) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("mcp-gateway: %s to the agent: %v", method, err)}
 }
 
-// rootsWait bounds a roots/list asked outside any call: it travels on the
-// session's standalone stream, which a client may not read.
+// rootsWait bounds a roots/list asked outside any call, the wait for the
+// session's standalone stream to open included: it travels on that
+// stream, which a client may not open or read.
 const rootsWait = 10 * time.Second
 
 // rootsRaw answers a server's roots/list with the roots of the agent
 // session whose call the server is handling, asked on that call's stream.
 // Outside any call, the roots of the only agent session connected, when it
-// has roots; otherwise (no session, several, or one without roots) the
-// list is empty.
+// has roots, asked once it can be (over HTTP, once its standalone stream
+// is open, within rootsWait); otherwise (no session, several, one without
+// roots or without a stream in time) the list is empty.
 func (g *Gateway) rootsRaw(ctx context.Context, server string, params json.RawMessage) (json.RawMessage, error) {
 	hasRoots := func(ss *mcp.ServerSession) bool {
 		ip := ss.InitializeParams()
@@ -144,15 +146,46 @@ func (g *Gateway) rootsRaw(ctx context.Context, server string, params json.RawMe
 	if n != 1 || only.InitializeParams() == nil || !hasRoots(only) {
 		return empty, nil
 	}
-	g.mu.RLock()
-	reachable := g.reachable
-	g.mu.RUnlock()
-	if reachable != nil && !reachable(only) {
-		return empty, nil // no stream to ask it on: a request would wait in vain
-	}
 	ctx, cancel := context.WithTimeout(ctx, rootsWait)
 	defer cancel()
+	if !g.awaitReachable(ctx, server, only) {
+		return empty, nil // no stream to ask it on: a request would wait in vain
+	}
 	return g.ask(ctx, context.Background(), only, "roots/list", params)
+}
+
+// awaitReachable waits until session ss can be asked outside any call
+// (see SetReachable), and reports whether it can before ctx ends. An HTTP
+// agent opens its standalone stream a moment after its initialize; a
+// server that asks for roots in that moment (server-everything does, on a
+// timer of its own) must not be answered "no roots" by an agent that has
+// some, or it reports the agent rootless.
+func (g *Gateway) awaitReachable(ctx context.Context, server string, ss *mcp.ServerSession) bool {
+	logged := false
+	for {
+		g.mu.Lock()
+		reachable := g.reachable
+		if g.reachWake == nil {
+			g.reachWake = make(chan struct{})
+		}
+		wake := g.reachWake
+		g.mu.Unlock()
+		// wake is taken before the check, so a stream that opens after
+		// the check closes the channel this waits on.
+		if reachable == nil || reachable(ss) {
+			return true
+		}
+		if !logged {
+			logged = true
+			g.log.Debug().Str("server", server).Str("session", ss.ID()).Msg("roots/list waits for the agent's standalone stream")
+		}
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			g.log.Debug().Str("server", server).Str("session", ss.ID()).Msg("roots/list answered empty: the agent's standalone stream did not open")
+			return false
+		}
+	}
 }
 
 // SetReachable tells the gateway how to know whether an agent session can

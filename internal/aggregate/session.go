@@ -52,9 +52,16 @@ const sentinelRoot = "mcp-gateway-internal://roots-changed"
 //
 // Over HTTP it is called twice: at notifications/initialized and when the
 // session's standalone stream opens. Only a session that can be asked
-// counts: told earlier, a server would ask at once, get no roots (see
-// rootsRaw) and report that to the agent.
+// counts: told earlier, a server would ask at once, and its request would
+// wait for the stream (see rootsRaw) or, with none in time, get no roots.
+// Each call also wakes the roots/list requests that wait for a stream.
 func (g *Gateway) AgentReachable(ss *mcp.ServerSession) {
+	g.mu.Lock()
+	if g.reachWake != nil {
+		close(g.reachWake) // wakes a server's roots/list waiting for it
+		g.reachWake = nil
+	}
+	g.mu.Unlock()
 	ip := ss.InitializeParams()
 	if ip == nil || ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil {
 		return

@@ -86,3 +86,27 @@ func FuzzNameRules(f *testing.F) {
 		}
 	})
 }
+
+// TestSuggestEdges: a name of six bytes may be two edits from the name it
+// means (shorter ones only one); names of up to 64 bytes are compared,
+// longer ones are not.
+func TestSuggestEdges(t *testing.T) {
+	known := []string{"github", "filesystem"}
+	if got := suggest("gitxxb", known); got != "github" {
+		t.Errorf("suggest(gitxxb) = %q, want github (6 bytes, two edits)", got)
+	}
+	if got := suggest("gxxub", known); got != "" {
+		t.Errorf("suggest(gxxub) = %q, want none (5 bytes, two edits)", got)
+	}
+	a64 := strings.Repeat("a", 64)
+	b64 := strings.Repeat("a", 63) + "b"
+	if d := editDistance(a64, b64); d != 1 {
+		t.Errorf("editDistance of two 64-byte names one edit apart = %d, want 1", d)
+	}
+	if d := editDistance(a64+"a", b64); d != 65 {
+		t.Errorf("editDistance with a 65-byte name = %d, want 65 (not compared)", d)
+	}
+	if d := editDistance(b64, a64+"a"); d != 65 {
+		t.Errorf("editDistance with a 65-byte name second = %d, want 65 (not compared)", d)
+	}
+}

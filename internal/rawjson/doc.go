@@ -18,8 +18,10 @@
 // encoding/json's Decoder, and leave what the scanner does not take (a key
 // written with escapes, invalid JSON, nesting deeper than it follows) to a
 // Decoder-based slow path (slow.go), whose answer and error are theirs. A
-// fuzz target (FuzzRawJSON) holds both to a reference built on the Decoder
-// alone: the same bytes for every input, or an error from both.
+// fuzz target (FuzzRawJSON) holds both to what the edits promise, read
+// back with encoding/json (not to a second implementation of the edits):
+// the member set, every other byte kept, and an error exactly when
+// encoding/json reads no object.
 //
 // EncodeList and ItemsOf build and read one page of an MCP list result.
 //

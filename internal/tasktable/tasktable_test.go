@@ -168,3 +168,105 @@ func BenchmarkTaskTableAtCap(b *testing.B) {
 		tt.Export("s", "n-"+strconv.Itoa(i), sessions[0], time.Minute)
 	}
 }
+
+// TestAgentTaskEdges: the edges of AgentTasks the bounds test does not
+// reach: nested requests, the cap on held statuses, a task without ttl, an
+// entry dropped from both maps, and the order of SessionsOf.
+func TestAgentTaskEdges(t *testing.T) {
+	c := newClock()
+	a, b := &mcp.ServerSession{}, &mcp.ServerSession{}
+	tt := NewAgentTasks(liveOf(a, b))
+	tt.now = c.now
+
+	// Two requests in flight, one answered: statuses are still held.
+	done1, done2 := tt.Expect(a), tt.Expect(a)
+	done1()
+	tt.Hold(a, "t", json.RawMessage(`{"taskId":"t","n":0}`))
+	// At most maxHeldStatuses are held; the rest go.
+	for i := 1; i <= maxHeldStatuses; i++ {
+		tt.Hold(a, "t", json.RawMessage(fmt.Sprintf(`{"taskId":"t","n":%d}`, i)))
+	}
+	_, early := tt.Add("s", "t", a, 0)
+	done2()
+	if len(early) != maxHeldStatuses || !strings.Contains(string(early[0]), `"n":0`) {
+		t.Errorf("held with one of two requests answered, %d sent: %d handed back (%s), want the first %d",
+			maxHeldStatuses+1, len(early), early, maxHeldStatuses)
+	}
+
+	// A task without ttl lives on.
+	c.advance(24 * time.Hour)
+	if _, ok := tt.ByAgentID(a, "t"); !ok {
+		t.Error("a task without ttl is not found")
+	}
+
+	// SessionsOf orders by each session's first task, not its latest.
+	tt.Add("s", "b1", b, 0)
+	tt.Add("s", "a2", a, 0)
+	if got := tt.SessionsOf("s"); len(got) != 2 || got[0] != a || got[1] != b {
+		t.Errorf("SessionsOf(s) = %v, want a (first task) then b", got)
+	}
+
+	// A task dropped past the cap is gone from both maps.
+	for i := range maxTasksPerSession {
+		tt.Add("s", "cap-"+strconv.Itoa(i), b, 0)
+	}
+	if _, ok := tt.ByServerID("s", "b1"); ok {
+		t.Error("a task dropped past the cap still maps from the server's id")
+	}
+	if _, ok := tt.ByAgentID(b, "b1"); ok {
+		t.Error("a task dropped past the cap still maps from the agent's id")
+	}
+}
+
+// TestServerTaskEdges: a server's statuses held while its task-augmented
+// call is in flight come back with the task they name; a task exported
+// again for its session keeps its id; a task dropped past the cap no
+// longer maps back.
+func TestServerTaskEdges(t *testing.T) {
+	c := newClock()
+	a := &mcp.ServerSession{}
+	tt := NewServerTasks(liveOf(a))
+	tt.now = c.now
+
+	if tt.Hold("s", "o", json.RawMessage(`{"taskId":"o"}`)) {
+		t.Error("a status was held with no call in flight")
+	}
+	done := tt.Expect("s")
+	if !tt.Hold("s", "o", json.RawMessage(`{"taskId":"o","status":"working"}`)) {
+		t.Error("a status was not held while a call is in flight")
+	}
+	id, early := tt.Export("s", "o", a, 0)
+	done()
+	if len(early) != 1 || !strings.Contains(string(early[0]), "working") {
+		t.Errorf("statuses held for o: %s", early)
+	}
+	// Two calls in flight, one answered: statuses are still held, at
+	// most maxHeldStatuses of them; once both are answered, those not
+	// taken are dropped and no more are held.
+	done1, done2 := tt.Expect("s"), tt.Expect("s")
+	done1()
+	for i := range maxHeldStatuses + 1 {
+		if held := tt.Hold("s", "p", json.RawMessage(`{"taskId":"p"}`)); held != (i < maxHeldStatuses) {
+			t.Errorf("status %d of one call in flight: held %v", i+1, held)
+		}
+	}
+	done2()
+	if tt.Hold("s", "p", json.RawMessage(`{"taskId":"p"}`)) {
+		t.Error("a status was held after the calls ended")
+	}
+	if _, early := tt.Export("s", "p", a, 0); len(early) != 0 {
+		t.Errorf("statuses held during ended calls came back with a later task: %d", len(early))
+	}
+	if again, _ := tt.Export("s", "o", a, 0); again != id {
+		t.Errorf("the same task exported again: %s, then %s", id, again)
+	}
+	for i := range maxTasksPerSession {
+		tt.Export("s", "cap-"+strconv.Itoa(i), a, 0)
+	}
+	if _, ok := tt.Exported("s", "o"); ok {
+		t.Error("a task dropped past the cap still maps back")
+	}
+	if _, ok := tt.Lookup(id); ok {
+		t.Error("a task dropped past the cap is still found")
+	}
+}

@@ -1,6 +1,7 @@
 // Command testplugin is an interceptor plugin for the gateway's tests. It
 // decides by the call's "text" argument, so one binary exercises every
-// outcome and failure: deny, rewrite, respond, crash, hang, garbage, error,
+// outcome and failure: deny, rewrite, respond, crash, hang (writes
+// $TESTPLUGIN_CANCELFILE once its call is cancelled), garbage, error,
 // status (an error with a gRPC code of its own), orphan (leaves a child
 // that holds its stderr, writes the child's pid to $TESTPLUGIN_PIDFILE and
 // exits), token (answers with GATEWAY_ACCESS_TOKEN as it sees it) and pid
@@ -39,6 +40,9 @@ func (plugin) BeforeCall(ctx context.Context, req *interceptor.Request) (interce
 		os.Exit(3)
 	case "hang":
 		<-ctx.Done()
+		if f := os.Getenv("TESTPLUGIN_CANCELFILE"); f != "" {
+			_ = os.WriteFile(f, []byte("cancelled"), 0o644)
+		}
 		select {} // never answers, even once the gateway gave up
 	case "garbage":
 		return interceptor.Decision{Action: "explode"}, nil
