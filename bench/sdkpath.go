@@ -16,6 +16,10 @@ import (
 // target.
 const sdkPathSessions = 8
 
+// statelessProtocol is the MCP revision served without sessions; the
+// stateless row's clients ask for it.
+const statelessProtocol = "2026-07-28"
+
 // pathRuns measures the gateway's CPU per request on each of its paths,
 // at 8 sessions against one server: the fast path (a plain call, served on
 // the HTTP lane); a call with a progress token (the fast path too, but off
@@ -66,6 +70,24 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		}
 	}
 	defer closeAll(sampling)
+	// Stateless clients: the Go SDK client asking for the 2026 era gets it
+	// from the gateway (server/discover instead of initialize), and each of
+	// its calls is one POST with no session, served by the gateway's
+	// stateless path. A client that fell back to a 2025 session would
+	// measure the fast path again, so the era is checked.
+	stateless := make([]*mcp.ClientSession, sdkPathSessions)
+	for i := range stateless {
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench-agent", Version: "1"}, nil)
+		tr := &mcp.StreamableClientTransport{Endpoint: "http://" + bx.addr + "/mcp", HTTPClient: hc}
+		if stateless[i], err = client.Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: statelessProtocol}); err != nil {
+			return fmt.Errorf("connect to gateway on %s: %w", statelessProtocol, err)
+		}
+		if v := stateless[i].InitializeResult().ProtocolVersion; v != statelessProtocol {
+			closeAll(stateless[:i+1])
+			return fmt.Errorf("client asking for %s negotiated %s with the gateway", statelessProtocol, v)
+		}
+	}
+	defer closeAll(stateless)
 	var token atomic.Int64
 	progressCall := func(cs *mcp.ClientSession) call {
 		const text = "the quick brown fox jumps over the lazy dog"
@@ -132,6 +154,7 @@ func (b *bench) pathRuns(ctx context.Context) error {
 		sessions []*mcp.ClientSession
 	}{
 		{"fast path (plain call)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, css},
+		{"stateless 2026-07-28 tools/call (8 clients, no session)", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, stateless},
 		{"call with a progress token", progressCall, css},
 		{"call from a client that offers sampling", func(cs *mcp.ClientSession) call { return echoCall(cs, directEchoTool) }, sampling},
 		{"prompts/get", promptGetCall, css},
