@@ -309,6 +309,7 @@ func registerLimits(fs *flag.FlagSet, l *endpoint.Limits) {
 	fs.IntVar(&l.MaxBatch, "max-batch", d.MaxBatch, "most messages in one JSON-RPC batch (protocol 2025-03-26 and older; later protocols have no batches)")
 	fs.IntVar(&l.MaxSessionRequests, "max-session-requests", d.MaxSessionRequests, "most requests of one session in flight at once (429 beyond)")
 	fs.IntVar(&l.MaxSubscriptions, "max-subscriptions", d.MaxSubscriptions, "most resource subscriptions one session holds (429 beyond)")
+	fs.DurationVar(&l.StreamKeepAlive, "stream-keepalive", d.StreamKeepAlive, "how often an idle standalone GET stream gets an SSE comment line, so that clients and proxies keep it open")
 }
 
 // checkLimits rejects limits that would disable a protection or break serving.
@@ -316,7 +317,8 @@ func checkLimits(l endpoint.Limits) error {
 	if l.MaxBodyBytes < 0 {
 		return errors.New("--max-body-bytes must not be negative")
 	}
-	for name, d := range map[string]time.Duration{"--read-header-timeout": l.ReadHeaderTimeout, "--body-timeout": l.BodyTimeout, "--idle-timeout": l.IdleTimeout, "--write-timeout": l.WriteTimeout} {
+	for name, d := range map[string]time.Duration{"--read-header-timeout": l.ReadHeaderTimeout, "--body-timeout": l.BodyTimeout, "--idle-timeout": l.IdleTimeout, "--write-timeout": l.WriteTimeout,
+		"--stream-keepalive": l.StreamKeepAlive} {
 		if d < 0 {
 			return fmt.Errorf("%s must not be negative", name)
 		}
@@ -340,6 +342,7 @@ func limitArgs(l endpoint.Limits) []string {
 		"--max-batch", strconv.Itoa(l.MaxBatch),
 		"--max-session-requests", strconv.Itoa(l.MaxSessionRequests),
 		"--max-subscriptions", strconv.Itoa(l.MaxSubscriptions),
+		"--stream-keepalive", l.StreamKeepAlive.String(),
 	}
 }
 
