@@ -98,11 +98,14 @@ FUZZ_TARGETS = internal/catalog:FuzzResolve internal/catalog:FuzzParseCatalog in
 fuzz: ## each fuzz target for FUZZTIME (5s)
 	@GO="$(GO)" FUZZTIME=$(FUZZTIME) bash test/fuzz.sh $(FUZZ_TARGETS)
 
-# About 60 s: 32 sessions call three servers while one is killed every few
-# seconds (cmd/mcp-gateway/soak_test.go). SOAK_DURATION=10s shortens it.
-soak: ## 60 s of 32 sessions while a server is killed every few seconds (SOAK_DURATION=10s shortens it)
-	@echo "soak: 32 sessions against three servers, one killed every few seconds (build, then about 60 s, no output until it ends)"
-	$(GO) test -race -tags soak -run Soak -count=1 ./cmd/mcp-gateway/
+# About 90 s: 32 sessions call three servers while one is killed every few
+# seconds (cmd/mcp-gateway/soak_test.go; SOAK_DURATION=10s shortens it), then
+# the storm: a server killed every 2 s for 20 s under 16 sessions with the
+# default restart policy, reporting the failed calls during and after it
+# (soakstorm_test.go; SOAK_STORM=10s shortens it).
+soak: ## 60 s of 32 sessions while a server is killed every few seconds, then 20 s of a kill every 2 s
+	@echo "soak: 32 sessions against three servers, one killed every few seconds; then the kill-every-2-s storm (about 90 s)"
+	$(GO) test -race -tags soak -run Soak -count=1 -v ./cmd/mcp-gateway/
 
 # The benchmark (bench/main.go): the real gateway over HTTP against
 # stdio servers, one table with the targets; about three minutes. Flags go in

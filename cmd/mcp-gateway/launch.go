@@ -142,6 +142,7 @@ func launch(ctx context.Context, set *settings, raw []byte, token string, lock *
 		"--max-sessions", strconv.Itoa(set.MaxSessions),
 		"--max-backoff", set.MaxBackoff.String(),
 		"--probe-interval", set.ProbeInterval.String(),
+		"--call-timeout", set.CallTimeout.String(),
 		"--procs", strconv.Itoa(set.Procs),
 		"--interceptors", set.Interceptors,
 		"--allowed-origins", set.AllowedOrigins,

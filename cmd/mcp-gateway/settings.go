@@ -44,6 +44,9 @@ type settings struct {
 	MaxBackoff time.Duration
 	// ProbeInterval is how often each remote's session is pinged for /health.
 	ProbeInterval time.Duration
+	// CallTimeout ends a call whose server sends neither its answer nor
+	// progress for this long; zero: never.
+	CallTimeout time.Duration
 	// auditOut, if set, receives the audit lines instead of the log's
 	// writer (not a flag; the daemon batches them, see logfile.Writer).
 	auditOut io.Writer
@@ -96,6 +99,7 @@ func (s *settings) register(fs *flag.FlagSet) {
 	fs.IntVar(&s.MaxSessions, "max-sessions", endpoint.DefaultMaxSessions, "most agent sessions kept; beyond it the least recently used idle one is closed, or a new session gets 503 while all have calls in flight (sessions never expire on idle time)")
 	fs.DurationVar(&s.MaxBackoff, "max-backoff", 30*time.Second, "longest wait between restarts of a crashing server")
 	fs.DurationVar(&s.ProbeInterval, "probe-interval", 30*time.Second, "how often each remote server is pinged; one that fails or does not answer within min(interval, 10s) is degraded in /health until a call or ping succeeds")
+	fs.DurationVar(&s.CallTimeout, "call-timeout", defaultCallTimeout, "how long a server may send neither its answer nor progress before the call is cancelled and the agent gets an error naming the server (progress restarts it; 0: never)")
 	fs.IntVar(&s.Procs, "procs", defaultProcs, "CPUs the gateway's own code may use at once (0: all, or $GOMAXPROCS)")
 	fs.StringVar(&s.AllowedOrigins, "allowed-origins", "", "comma-separated browser origins (https://host[:port]) allowed to use /mcp besides the gateway's own address; \"*\" allows any; requests without an Origin header (MCP clients outside a browser) are not affected")
 	fs.StringVar(&s.Tools, "tools", string(aggregate.ViewAll), "the tool view: \"all\" lists every tool; \"search\" lists only search_tools and call_tool, which find and call the others (over HTTP an agent picks its own with /mcp?tools=all|search)")
@@ -185,6 +189,9 @@ func parseFlags(c command, args []string, stderr io.Writer) (*settings, *flag.Fl
 	if s.ProbeInterval <= 0 {
 		return nil, nil, &usageError{"--probe-interval must be positive"}
 	}
+	if s.CallTimeout < 0 {
+		return nil, nil, &usageError{"--call-timeout must be 0 (never) or positive"}
+	}
 	if err := checkLimits(s.Limits); err != nil {
 		return nil, nil, &usageError{err.Error()}
 	}
@@ -193,6 +200,14 @@ func parseFlags(c command, args []string, stderr io.Writer) (*settings, *flag.Fl
 	}
 	return s, fs, nil
 }
+
+// defaultCallTimeout is 5 minutes of silence from a server: the longest an
+// agent's own client commonly waits (the Python SDK's SSE read timeout is
+// 300 s; the TypeScript SDK gives up after 60 s by itself), so the gateway
+// cuts off no call a client would still wait for, and ends, with an error
+// naming the server, the calls of agents that would wait forever (the Go
+// SDK's client has no timeout). Progress restarts it.
+const defaultCallTimeout = 5 * time.Minute
 
 // defaultProcs is 1: the gateway moves bytes between sockets and pipes, and
 // with one CPU its goroutines hand work to each other on one thread instead
@@ -211,8 +226,8 @@ func (s *settings) gatewayConfig(token string, log zerolog.Logger) gateway.Confi
 		ServersDir: s.ServersDir, CloneBaseURL: os.Getenv("MCP_GATEWAY_GITHUB_BASE_URL"),
 		Interceptors:   s.interceptors,
 		StartupTimeout: s.StartupTimeout, ShutdownGrace: s.ShutdownGrace, MaxBackoff: s.MaxBackoff,
-		ProbeInterval: s.ProbeInterval,
-		MaxSessions:   s.MaxSessions, Limits: s.Limits, Procs: s.Procs,
+		ProbeInterval: s.ProbeInterval, CallTimeout: s.CallTimeout,
+		MaxSessions: s.MaxSessions, Limits: s.Limits, Procs: s.Procs,
 		AllowedOrigins: splitList(s.AllowedOrigins),
 		ToolsView:      aggregate.ToolsView(s.Tools),
 		MetricsListen:  s.MetricsListen,
@@ -294,6 +309,7 @@ func registerLimits(fs *flag.FlagSet, l *endpoint.Limits) {
 	fs.IntVar(&l.MaxBatch, "max-batch", d.MaxBatch, "most messages in one JSON-RPC batch (protocol 2025-03-26 and older; later protocols have no batches)")
 	fs.IntVar(&l.MaxSessionRequests, "max-session-requests", d.MaxSessionRequests, "most requests of one session in flight at once (429 beyond)")
 	fs.IntVar(&l.MaxSubscriptions, "max-subscriptions", d.MaxSubscriptions, "most resource subscriptions one session holds (429 beyond)")
+	fs.DurationVar(&l.StreamKeepAlive, "stream-keepalive", d.StreamKeepAlive, "how often an idle standalone GET stream gets an SSE comment line, so that clients and proxies keep it open")
 }
 
 // checkLimits rejects limits that would disable a protection or break serving.
@@ -301,7 +317,8 @@ func checkLimits(l endpoint.Limits) error {
 	if l.MaxBodyBytes < 0 {
 		return errors.New("--max-body-bytes must not be negative")
 	}
-	for name, d := range map[string]time.Duration{"--read-header-timeout": l.ReadHeaderTimeout, "--body-timeout": l.BodyTimeout, "--idle-timeout": l.IdleTimeout, "--write-timeout": l.WriteTimeout} {
+	for name, d := range map[string]time.Duration{"--read-header-timeout": l.ReadHeaderTimeout, "--body-timeout": l.BodyTimeout, "--idle-timeout": l.IdleTimeout, "--write-timeout": l.WriteTimeout,
+		"--stream-keepalive": l.StreamKeepAlive} {
 		if d < 0 {
 			return fmt.Errorf("%s must not be negative", name)
 		}
@@ -325,6 +342,7 @@ func limitArgs(l endpoint.Limits) []string {
 		"--max-batch", strconv.Itoa(l.MaxBatch),
 		"--max-session-requests", strconv.Itoa(l.MaxSessionRequests),
 		"--max-subscriptions", strconv.Itoa(l.MaxSubscriptions),
+		"--stream-keepalive", l.StreamKeepAlive.String(),
 	}
 }
 

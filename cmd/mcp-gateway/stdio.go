@@ -15,7 +15,7 @@ import (
 // stdioFlags are the flags that mean something in stdio mode.
 func stdioFlags() []string {
 	return []string{"config", "config-file", "log-file", "log-level", "catalog", "servers-dir",
-		"startup-timeout", "shutdown-grace", "max-backoff", "procs", "interceptors", "tools"}
+		"startup-timeout", "shutdown-grace", "max-backoff", "call-timeout", "procs", "interceptors", "tools"}
 }
 
 // runStdio is `mcp-gateway stdio`: the merged server on stdin and stdout

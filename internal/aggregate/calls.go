@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -25,6 +26,9 @@ type call struct {
 	// call's own response, and returns the agent's answer; otherwise they
 	// go through the SDK session on ctx's stream.
 	ask Ask
+	// timer ends the call when its server goes quiet (nil: never; see
+	// callTimer); ctx is then a context of the call's own.
+	timer *callTimer
 }
 
 // Notify sends a notification to the agent with raw params.
@@ -40,10 +44,13 @@ type inflight struct {
 	mu       sync.Mutex
 	seq      uint64
 	byServer map[string]map[*call]struct{}
+	// timeout is how long a call's server may send nothing (callTimer);
+	// zero: forever.
+	timeout time.Duration
 }
 
-func newInflight() *inflight {
-	return &inflight{byServer: make(map[string]map[*call]struct{})}
+func newInflight(timeout time.Duration) *inflight {
+	return &inflight{byServer: make(map[string]map[*call]struct{}), timeout: timeout}
 }
 
 // begin records a call; done removes it.
@@ -52,11 +59,16 @@ func (f *inflight) begin(ctx context.Context, ss *mcp.ServerSession, server stri
 }
 
 // beginNotify is begin for a call whose messages go through notify, and
-// requests through ask.
+// requests through ask. The call's request goes upstream with the call's
+// ctx, which ends when its server goes quiet for too long (then c.expired
+// says so).
 func (f *inflight) beginNotify(ctx context.Context, ss *mcp.ServerSession, server string, notify Notify, ask Ask) (*call, func()) {
 	f.mu.Lock()
 	f.seq++
 	c := &call{ss: ss, ctx: ctx, server: server, seq: f.seq, notify: notify, ask: ask}
+	if f.timeout > 0 {
+		c.startTimer(f.timeout)
+	}
 	m := f.byServer[server]
 	if m == nil {
 		m = make(map[*call]struct{})
@@ -68,6 +80,7 @@ func (f *inflight) beginNotify(ctx context.Context, ss *mcp.ServerSession, serve
 		f.mu.Lock()
 		delete(f.byServer[server], c)
 		f.mu.Unlock()
+		c.stop()
 	}
 }
 

@@ -284,13 +284,14 @@ func (g *Gateway) send(ctx context.Context, ss *mcp.ServerSession, f *Forward, n
 		return g.changeSubscription(ctx, ss, f.uri, up, f.orig, f.method == "resources/subscribe", notify, ask,
 			func(c *call, method string) (json.RawMessage, bool, error) {
 				set := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", f.orig) }
-				return g.sendParams(ctx, up, c, f, set)
+				return g.sendParams(c.ctx, up, c, f, set)
 			})
 	}
 	var firstErr error
 	for i, up := range f.ups {
 		c, done := g.calls.beginNotify(ctx, ss, up.Name(), notify, ask)
-		res, sent, err := g.sendParams(ctx, up, c, f, f.set)
+		res, sent, err := g.sendParams(c.ctx, up, c, f, f.set)
+		err = c.expired(err)
 		done()
 		if !sent {
 			if i == 0 {
@@ -382,12 +383,13 @@ func (g *Gateway) sendCall(ctx context.Context, ss *mcp.ServerSession, f *Forwar
 			args = nil
 		}
 		var trace string
-		res, trace, err = g.callToolRawHooked(ctx, c, up, r, f.name, args, params)
+		res, trace, err = g.callToolRawHooked(c.ctx, c, up, r, f.name, args, params)
+		err = c.expired(err)
 		done()
 		g.auditRaw(ctx, ss, server, f.name, began, len(args), res, err, trace)
 		return res, err
 	}
-	res, err = g.callRaw(ctx, c, up, "tools/call", params)
+	res, err = g.callRaw(c.ctx, c, up, "tools/call", params)
 	done()
 	if err == nil && (len(res) == 0 || res[0] != '{') {
 		err = fmt.Errorf("tools/call result is not an object: %.40s", res)
@@ -395,7 +397,7 @@ func (g *Gateway) sendCall(ctx context.Context, ss *mcp.ServerSession, f *Forwar
 	}
 	if err != nil {
 		// err itself stays as it is, for settle.
-		wrapped := serverError(server, err)
+		wrapped := serverError(server, c.expired(err))
 		g.auditRaw(ctx, ss, server, f.name, began, len(f.args), res, wrapped, "")
 		return res, wrapped
 	}

@@ -49,6 +49,10 @@ type Options struct {
 	// Telemetry, if set, traces and measures every request served and
 	// forwarded (telemetry.go). Nil: off.
 	Telemetry *telemetry.Telemetry
+	// CallTimeout ends a forwarded request whose server has sent neither
+	// its answer nor progress for this long, with an error naming the
+	// server (callTimer). Zero: no limit.
+	CallTimeout time.Duration
 }
 
 // Gateway is the merged server. Create it with New, register upstreams with
@@ -137,7 +141,7 @@ func New(opts Options) *Gateway {
 		icpt:         opts.Interceptors,
 		view:         cmp.Or(opts.ToolsView, ViewAll),
 		tel:          opts.Telemetry,
-		calls:        newInflight(),
+		calls:        newInflight(opts.CallTimeout),
 		progress:     newProgressMap(),
 		subs:         newSubscriptions(),
 		upstreams:    make(map[string]Upstream),

@@ -50,6 +50,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 	}
 	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
 	defer done()
+	ctx = call.ctx // ends when the server goes quiet (callTimer)
 	// Set even when unchanged: see callToolAgentParams.
 	rename := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "name", r.name) }
 	res, sent, err := g.forwardAgentParams(ctx, r.up, call, "prompts/get", rawParams(req), rename)
@@ -62,7 +63,7 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 		})
 	}
 	if err != nil {
-		return nil, serverError(r.up.Name(), err)
+		return nil, serverError(r.up.Name(), call.expired(err))
 	}
 	return res, nil
 }

@@ -55,9 +55,17 @@ func startGateway(t *testing.T, servers map[string]fixture.Options) (url string,
 // startGatewayG is startGateway that also returns the gateway.
 func startGatewayG(t *testing.T, servers map[string]fixture.Options) (url string, log *logs, g *aggregate.Gateway) {
 	t.Helper()
+	return startGatewayOpts(t, servers, aggregate.Options{})
+}
+
+// startGatewayOpts is startGatewayG with the gateway's options (its logger
+// is set here).
+func startGatewayOpts(t *testing.T, servers map[string]fixture.Options, opts aggregate.Options) (url string, log *logs, g *aggregate.Gateway) {
+	t.Helper()
 	log = &logs{}
 	logger := zerolog.New(log)
-	g = aggregate.New(aggregate.Options{Logger: logger})
+	opts.Logger = logger
+	g = aggregate.New(opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	var sups []*supervisor.Server

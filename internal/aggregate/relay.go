@@ -47,6 +47,7 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 			if err != nil {
 				return nil, err
 			}
+			defer c.hold()() // the agent is the one being waited on
 			return c.ss.CreateMessage(c.ctx, req.Params)
 		},
 		// Set so that the elicitation capability is advertised upstream;
@@ -94,6 +95,7 @@ func (g *Gateway) elicit(server string, req *mcp.ElicitRequest) (*mcp.ElicitResu
 	if err != nil {
 		return nil, err
 	}
+	defer c.hold()() // the agent is the one being waited on
 	return c.ss.Elicit(c.ctx, req.Params)
 }
 
@@ -168,7 +170,11 @@ func (g *Gateway) relayResourceUpdated(server string, params json.RawMessage) {
 // treats it as it would directly: as progress of a request it gave up on.
 func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams, raw json.RawMessage) {
 	r, ok := g.progress.lookup(p.ProgressToken)
-	if !ok || r.call.ss == nil {
+	if !ok {
+		return
+	}
+	r.call.progressed() // the server is at work: its wait starts again
+	if r.call.ss == nil {
 		return
 	}
 	tok := r.raw // the caller's token as it wrote it

@@ -60,6 +60,7 @@ func (g *Gateway) relayRequest(ctx context.Context, server, method string, param
 	if err != nil {
 		return nil, err
 	}
+	defer c.hold()() // the agent is the one being waited on
 	if taskAugmented(params) {
 		return g.askTask(ctx, c, server, method, params)
 	}

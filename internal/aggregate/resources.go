@@ -247,15 +247,16 @@ func (g *Gateway) readResource(ctx context.Context, req *mcp.ReadResourceRequest
 	var firstErr error
 	for _, up := range ups {
 		call, done := g.calls.begin(ctx, req.Session, up.Name())
-		res, sent, err := g.forwardAgentParams(ctx, up, call, "resources/read", raw, reroute)
+		res, sent, err := g.forwardAgentParams(call.ctx, up, call, "resources/read", raw, reroute)
 		if !sent {
 			meta := g.progress.forward(p.Meta, call)
 			params := &mcp.ReadResourceParams{Meta: meta, URI: orig}
-			res, err = g.forward(ctx, call, up, "resources/read", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
+			res, err = g.forward(call.ctx, call, up, "resources/read", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
 				return cs.ReadResource(ctx, params)
 			})
 			g.progress.release(meta)
 		}
+		err = call.expired(err)
 		done()
 		if err == nil {
 			if orig != p.URI {
@@ -307,6 +308,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	up := ups[0]
 	reroute := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", orig) }
 	_, err := g.changeSubscription(ctx, ss, uri, up, orig, on, nil, nil, func(c *call, method string) (json.RawMessage, bool, error) {
+		ctx := c.ctx // ends when the server goes quiet (callTimer)
 		if res, sent, err := g.forwardAgentParams(ctx, up, c, method, raw, reroute); sent {
 			if err != nil {
 				return nil, true, err
@@ -360,6 +362,7 @@ func (g *Gateway) changeSubscription(ctx context.Context, ss *mcp.ServerSession,
 	}
 	c, done := g.calls.beginNotify(ctx, ss, up.Name(), notify, ask)
 	res, sent, err := send(c, method)
+	err = c.expired(err)
 	done()
 	if !sent {
 		undo()
@@ -394,6 +397,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.R
 	}
 	call, done := g.calls.begin(ctx, req.Session, up.Name())
 	defer done()
+	ctx = call.ctx // ends when the server goes quiet (callTimer)
 	res, sent, err := g.forwardAgentParams(ctx, up, call, "completion/complete", rawParams(req), reroute)
 	if !sent {
 		params := &mcp.CompleteParams{Meta: p.Meta, Ref: &ref, Argument: p.Argument, Context: p.Context}
@@ -402,7 +406,7 @@ func (g *Gateway) complete(ctx context.Context, req *mcp.CompleteRequest) (mcp.R
 		})
 	}
 	if err != nil {
-		return nil, serverError(up.Name(), err)
+		return nil, serverError(up.Name(), call.expired(err))
 	}
 	return res, nil
 }

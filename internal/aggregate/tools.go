@@ -336,6 +336,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 	began := time.Now()
 	call, done := g.calls.begin(ctx, req.Session, r.up.Name())
 	defer done()
+	ctx = call.ctx // ends when the server goes quiet (callTimer)
 	if rc, ok := r.up.(RawCaller); ok {
 		// The params as the agent sent them, as the fast path forwards them.
 		if raw := rawParams(req); raw != nil {
@@ -349,7 +350,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 					g.audit(rec)
 				}
 				if err != nil {
-					return nil, err
+					return nil, call.expired(err)
 				}
 				return res, nil
 			}
@@ -390,6 +391,7 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 			err = serverError(r.up.Name(), err)
 		}
 	}
+	err = call.expired(err)
 	if g.audit != nil {
 		rec := g.record(req, r.up.Name(), began, res, err)
 		if g.tel != nil {

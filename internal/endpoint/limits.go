@@ -55,6 +55,10 @@ type Limits struct {
 	// holds (from its subscribe to its unsubscribe); beyond it a
 	// subscribe is refused (429). Zero means 256.
 	MaxSubscriptions int
+	// StreamKeepAlive is how often a standalone GET stream gets an SSE
+	// comment line (getStreams), so that no client or proxy drops it as
+	// idle. Zero means 25 s; negative sends none.
+	StreamKeepAlive time.Duration
 }
 
 const (
@@ -74,6 +78,10 @@ const (
 	// Far more parallel calls than an agent makes on one session.
 	defaultMaxSessionRequests = 256
 	defaultMaxSubscriptions   = 256
+	// Well inside the idle timeouts a stream meets: 60 s (nginx's
+	// proxy_read_timeout, cloud load balancers), 100 s (Cloudflare), 300 s
+	// (Node's HTTP client).
+	defaultStreamKeepAlive = 25 * time.Second
 	// maxHeaderBytes bounds a request's headers (431 beyond). MCP requests
 	// carry a few short headers; net/http's default is 1 MiB.
 	maxHeaderBytes = 64 << 10
@@ -106,6 +114,9 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.MaxBatch == 0 {
 		l.MaxBatch = defaultMaxBatch
+	}
+	if l.StreamKeepAlive == 0 {
+		l.StreamKeepAlive = defaultStreamKeepAlive
 	}
 	if l.MaxSessionRequests == 0 {
 		l.MaxSessionRequests = defaultMaxSessionRequests

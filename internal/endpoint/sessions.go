@@ -51,6 +51,8 @@ type sessionLimit struct {
 	// Per-session bounds (limits.go): batch size, requests in flight,
 	// subscriptions.
 	maxBatch, maxRequests, maxSubs int
+	// gets keeps GET streams alive and lets a new one replace a stale one.
+	gets *getStreams
 
 	mu    sync.Mutex
 	clock uint64
@@ -83,13 +85,15 @@ func newSessionLimit(max int, server *mcp.Server, log zerolog.Logger) *sessionLi
 		max = DefaultMaxSessions
 	}
 	return &sessionLimit{max: max, server: server, log: log, seen: make(map[string]*sessionUse),
-		maxBatch: defaultMaxBatch, maxRequests: defaultMaxSessionRequests, maxSubs: defaultMaxSubscriptions}
+		maxBatch: defaultMaxBatch, maxRequests: defaultMaxSessionRequests, maxSubs: defaultMaxSubscriptions,
+		gets: newGetStreams(defaultStreamKeepAlive)}
 }
 
 // bound sets the per-session bounds of limits.
 func (l *sessionLimit) bound(limits Limits) {
 	limits = limits.withDefaults()
 	l.maxBatch, l.maxRequests, l.maxSubs = limits.MaxBatch, limits.MaxSessionRequests, limits.MaxSubscriptions
+	l.gets = newGetStreams(limits.StreamKeepAlive)
 }
 
 // wrap returns next with session accounting in front of it.
@@ -145,6 +149,9 @@ func (l *sessionLimit) wrap(next http.Handler) http.Handler {
 			// use of the session by the agent.
 			l.stream(id, +1)
 			defer l.stream(id, -1)
+			var end func()
+			w, r, end = l.gets.take(id, w, r)
+			defer end()
 			if l.opened != nil {
 				w = &openWriter{ResponseWriter: w, opened: func() { l.opened(id) }}
 			}

@@ -87,6 +87,10 @@ type Config struct {
 	// ProbeInterval is how often each remote's session is pinged, so that
 	// /health shows a remote that stopped answering (zero: the default).
 	ProbeInterval time.Duration
+	// CallTimeout ends a request forwarded to a server that has sent
+	// neither its answer nor progress for this long, with an error naming
+	// the server (aggregate.Options.CallTimeout). Zero: no limit.
+	CallTimeout time.Duration
 	// MaxSessions bounds agent sessions (endpoint.Options). Zero:
 	// endpoint.DefaultMaxSessions.
 	MaxSessions int
@@ -177,7 +181,8 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 	}
 	g.icpt = intercept.New(cfg.Interceptors, specs, intercept.Options{Logger: log, Environ: env})
 	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: cfg.Version, Audit: endpoint.AuditLog(audit), Interceptors: g.icpt,
-		ToolsView: g.cfg.ToolsView, Telemetry: cfg.Telemetry})
+		ToolsView: g.cfg.ToolsView, Telemetry: cfg.Telemetry,
+		CallTimeout: cfg.CallTimeout})
 	if err := cfg.Telemetry.Observe(g.sessionCount, g.serverStates); err != nil {
 		log.Warn().Err(err).Msg("telemetry: the gauges of sessions and servers are off")
 	}

@@ -27,6 +27,13 @@ type lifecycle struct {
 	// restarting sends on it, so that it is started at once (the backoff
 	// guards against crash loops, it is not meant to hold up callers).
 	wake chan struct{}
+	// retryFailed, when positive, lets a call wake a failed upstream too,
+	// at most once per retryFailed (woken is when a call last did): a
+	// remote that answered 404 to every reconnect is back the moment a
+	// call finds it healthy, not after the slow retry. Zero (stdio
+	// servers): a crash loop fails calls at once and waits for nothing.
+	retryFailed time.Duration
+	woken       time.Time
 }
 
 func (l *lifecycle) init() {
@@ -98,7 +105,9 @@ func (l *lifecycle) lost(ctx context.Context, p *RestartPolicy, failures *int, b
 	wake := l.wake
 	if *failures >= p.FailAfter {
 		l.setStateLocked(StateFailed)
-		wake = nil // a crash loop: calls fail at once and wait for nothing
+		if l.retryFailed <= 0 {
+			wake = nil // a crash loop: calls fail at once and wait for nothing
+		}
 	} else {
 		l.setStateLocked(StateRestarting)
 	}
@@ -118,8 +127,11 @@ func (l *lifecycle) lost(ctx context.Context, p *RestartPolicy, failures *int, b
 // await waits until usable, called with mu held and the current state,
 // reports true (it then takes what it needs of the embedding supervisor),
 // or fails at once when the upstream is failed or stopped, or when ctx ends
-// first: calls wait for a restart, but never for a crash loop.
+// first: calls wait for a restart, but never for a crash loop. With
+// retryFailed set, a call that finds the upstream failed (and none did in
+// the last retryFailed) has it tried at once, and waits for that try.
 func (l *lifecycle) await(ctx context.Context, usable func(State) bool) error {
+	retried := false // this call woke a failed upstream once already
 	for {
 		l.mu.Lock()
 		if usable(l.state) {
@@ -127,16 +139,20 @@ func (l *lifecycle) await(ctx context.Context, usable func(State) bool) error {
 			return nil
 		}
 		st, changed, lastErr := l.state, l.changed, l.lastErr
+		retry := st == StateFailed && !retried && l.retryFailed > 0 && time.Since(l.woken) >= l.retryFailed
+		if retry {
+			l.woken, retried = time.Now(), true
+		}
 		l.mu.Unlock()
-		switch st {
-		case StateRestarting:
+		switch {
+		case st == StateRestarting, retry:
 			select { // start it now rather than after the backoff
 			case l.wake <- struct{}{}:
 			default:
 			}
-		case StateFailed:
+		case st == StateFailed:
 			return fmt.Errorf("%w: failed: %s", ErrUnavailable, lastErr)
-		case StateStopped:
+		case st == StateStopped:
 			return fmt.Errorf("%w: stopped", ErrUnavailable)
 		}
 		select {

@@ -50,6 +50,12 @@ type RemoteOptions struct {
 	// RestartPolicy: backoff between reconnections and when a remote is
 	// failed, as for a stdio server.
 	RestartPolicy
+	// RetryFailed is how often a call may have a failed remote tried at
+	// once (it then waits for that try) rather than fail: a reconnection
+	// is one HTTP request, and a remote that was failing (404s, 5xx on
+	// initialize) is then back for the first call that finds it healthy,
+	// not at the slow retry up to MaxBackoff later. Zero means 1 s.
+	RetryFailed time.Duration
 }
 
 func (o *RemoteOptions) defaults() {
@@ -58,6 +64,9 @@ func (o *RemoteOptions) defaults() {
 		o.ProbeInterval = DefaultProbeInterval
 	}
 	o.RestartPolicy.defaults()
+	if o.RetryFailed <= 0 {
+		o.RetryFailed = time.Second
+	}
 }
 
 // Remote supervises one remote MCP server reached over streamable HTTP. It
@@ -110,6 +119,7 @@ func NewRemote(spec catalog.ServerSpec, opts RemoteOptions) *Remote {
 		where: safeURL(spec.URL),
 	}
 	r.init()
+	r.retryFailed = opts.RetryFailed
 	return r
 }
 

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -160,36 +162,62 @@ func (c *lineConn) report(line []byte) {
 // readLine reads one line. When the line exceeds c.max, it is consumed and
 // dropped, and readLine returns its first bytes (enough to find its id) with
 // oversize set to its full length.
+//
+// A long line is kept as the pieces the reader returns and joined once it
+// is whole, not grown by append: growing copies it again at every step (a
+// 64 MiB line peaked at about twice that). Past c.max the pieces are
+// dropped at once and the rest of the line is only read through (it must
+// be, to find the next message), so an oversized result holds at most
+// c.max while it is read; what it held is then given back to the OS
+// (freeOversize).
 func (c *lineConn) readLine() (line []byte, oversize int, err error) {
-	var acc []byte
+	var pieces [][]byte
+	var prefix []byte // the first bytes, for oversizeResponse
 	total := 0
 	for {
 		frag, err := c.br.ReadSlice('\n')
+		if total == 0 && err == nil {
+			// Fast path: the whole line fit in the buffer. Copy it, since
+			// ReadSlice's result is only valid until the next read.
+			if len(frag) > c.max {
+				return bytes.Clone(frag[:min(len(frag), 512)]), len(frag), nil
+			}
+			return bytes.Clone(frag), 0, nil
+		}
+		if len(prefix) < 512 {
+			prefix = append(prefix, frag[:min(len(frag), 512-len(prefix))]...)
+		}
 		total += len(frag)
 		if total <= c.max {
-			if acc == nil && err == nil {
-				// Fast path: the whole line fit in the buffer. Copy it, since
-				// ReadSlice's result is only valid until the next read.
-				return bytes.Clone(frag), 0, nil
-			}
-			acc = append(acc, frag...)
-		} else if len(acc) < 512 {
-			acc = append(acc, frag[:min(len(frag), 512-len(acc))]...)
+			pieces = append(pieces, bytes.Clone(frag))
+		} else if pieces != nil {
+			pieces = nil // over the limit: only its prefix is kept
+			c.freeOversize()
 		}
 		switch {
-		case err == nil:
+		case err == nil, errors.Is(err, io.EOF) && total > 0 && total <= c.max:
 			if total > c.max {
-				return acc, total, nil
+				return prefix, total, nil
 			}
-			return acc, 0, nil
+			return bytes.Join(pieces, nil), 0, nil
 		case errors.Is(err, bufio.ErrBufferFull):
 			continue
-		case errors.Is(err, io.EOF) && total > 0 && total <= c.max:
-			return acc, 0, nil
 		default:
 			return nil, 0, err
 		}
 	}
+}
+
+// freeOversize gives the memory of a dropped oversized message back to the
+// OS once it is garbage. Go's scavenger would return it only over minutes,
+// and a sandbox's memory is small; an oversized message is rare enough
+// that a forced collection for it costs nothing that matters.
+func (c *lineConn) freeOversize() {
+	go func() {
+		// After the reader has dropped its last reference.
+		runtime.Gosched()
+		debug.FreeOSMemory()
+	}()
 }
 
 var idPattern = regexp.MustCompile(`"id"\s*:\s*("(?:[^"\\]|\\.)*"|-?[0-9]+)`)
