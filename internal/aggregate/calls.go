@@ -63,6 +63,9 @@ func (f *inflight) begin(ctx context.Context, ss *mcp.ServerSession, server stri
 // ctx, which ends when its server goes quiet for too long (then c.expired
 // says so).
 func (f *inflight) beginNotify(ctx context.Context, ss *mcp.ServerSession, server string, notify Notify, ask Ask) (*call, func()) {
+	if ask == nil {
+		ask = pendingAskOf(ctx) // a 2026-era agent's call (pending.go)
+	}
 	f.mu.Lock()
 	f.seq++
 	c := &call{ss: ss, ctx: ctx, server: server, seq: f.seq, notify: notify, ask: ask}

@@ -46,7 +46,7 @@ func envelopeKeys() []string {
 // level while it runs, and its result stamped for the revision.
 func (g *Gateway) handleStateless(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	defer g.requestLogLevel(req)()
-	res, err := g.handle(ctx, method, req, next)
+	res, err := g.handlePending(ctx, method, req, next) // pending.go
 	if err != nil {
 		return nil, err
 	}

@@ -75,7 +75,10 @@ type Gateway struct {
 	decoded func()
 
 	calls *inflight // forwarded calls, for routing what servers send back
-	tasks *tasktable.ServerTasks
+	// pending holds the calls of 2026-era agents that a 2025-era server
+	// asked input for (pending.go).
+	pending *pendingTable
+	tasks   *tasktable.ServerTasks
 	// clientTasks are the tasks agents run for servers (clienttasks.go),
 	// agents what their initialize said that the SDK's types drop.
 	clientTasks *tasktable.AgentTasks
@@ -142,6 +145,7 @@ func New(opts Options) *Gateway {
 		view:         cmp.Or(opts.ToolsView, ViewAll),
 		tel:          opts.Telemetry,
 		calls:        newInflight(opts.CallTimeout),
+		pending:      newPendingTable(),
 		progress:     newProgressMap(),
 		subs:         newSubscriptions(),
 		upstreams:    make(map[string]Upstream),
