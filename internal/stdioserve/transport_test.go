@@ -103,8 +103,8 @@ func TestCancelDuringAnswerSparesLaterCall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	serverT, clientT := mcp.NewInMemoryTransports()
-	entered := make(chan struct{}, 4)
-	server, err := (&Transport{Inner: &enteringTransport{Transport: serverT, entered: entered}, Grace: time.Second}).Connect(ctx)
+	entered, release := make(chan struct{}, 4), make(chan struct{})
+	server, err := (&Transport{Inner: &enteringTransport{Transport: serverT, entered: entered, release: release}, Grace: time.Second}).Connect(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,30 +115,26 @@ func TestCancelDuringAnswerSparesLaterCall(t *testing.T) {
 	}
 	defer client.Close()
 	id, _ := jsonrpc.MakeID(float64(1))
-	call := func() {
-		t.Helper()
-		if err := client.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: []byte(`{"name":"x"}`)}); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := server.Read(ctx); err != nil {
-			t.Fatal(err)
-		}
+	if err := client.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: []byte(`{"name":"x"}`)}); err != nil {
+		t.Fatal(err)
 	}
-	call()
-	// The answer is on its way out (the in-memory pipe holds the write
-	// until the client reads) when the cancellation comes.
+	if _, err := server.Read(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// The answer is on its way out, held in the connection's Write, when
+	// the cancellation is read.
 	written := make(chan error, 1)
 	go func() { written <- server.Write(ctx, &jsonrpc.Response{ID: id, Result: []byte(`"first"`)}) }()
 	<-entered
-	cancelled := make(chan error, 1)
-	go func() {
-		cancelled <- client.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: []byte(`{"requestId":1}`)})
-	}()
-	read := make(chan error, 1)
-	go func() { _, err := server.Read(ctx); read <- err }() // takes the cancellation; returns with the next call
-	if err := <-cancelled; err != nil {
+	if err := client.Write(ctx, &jsonrpc.Request{Method: "notifications/cancelled", Params: []byte(`{"requestId":1}`)}); err != nil {
 		t.Fatal(err)
 	}
+	if msg, err := server.Read(ctx); err != nil {
+		t.Fatal(err)
+	} else if req, ok := msg.(*jsonrpc.Request); !ok || req.Method != "notifications/cancelled" {
+		t.Fatalf("server read %#v, want the cancellation (for the SDK to cancel the handler)", msg)
+	}
+	close(release)
 	if msg, err := client.Read(ctx); err != nil {
 		t.Fatal(err)
 	} else if r, ok := msg.(*jsonrpc.Response); !ok || string(r.Result) != `"first"` {
@@ -151,8 +147,10 @@ func TestCancelDuringAnswerSparesLaterCall(t *testing.T) {
 	if err := client.Write(ctx, &jsonrpc.Request{ID: id, Method: "tools/call", Params: []byte(`{"name":"y"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-read; err != nil {
+	if msg, err := server.Read(ctx); err != nil {
 		t.Fatal(err)
+	} else if req, ok := msg.(*jsonrpc.Request); !ok || string(req.Params) != `{"name":"y"}` {
+		t.Fatalf("server read %#v, want the later call", msg)
 	}
 	go func() { written <- server.Write(ctx, &jsonrpc.Response{ID: id, Result: []byte(`"second"`)}) }()
 	if msg, err := client.Read(ctx); err != nil {
@@ -162,10 +160,12 @@ func TestCancelDuringAnswerSparesLaterCall(t *testing.T) {
 	}
 }
 
-// enteringTransport signals each Write of its connection as it starts.
+// enteringTransport signals each Write of its connection as it starts,
+// and holds it until release is closed.
 type enteringTransport struct {
 	mcp.Transport
 	entered chan struct{}
+	release chan struct{}
 }
 
 func (e *enteringTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -173,15 +173,21 @@ func (e *enteringTransport) Connect(ctx context.Context) (mcp.Connection, error)
 	if err != nil {
 		return nil, err
 	}
-	return &enteringConn{Connection: c, entered: e.entered}, nil
+	return &enteringConn{Connection: c, entered: e.entered, release: e.release}, nil
 }
 
 type enteringConn struct {
 	mcp.Connection
 	entered chan struct{}
+	release chan struct{}
 }
 
 func (e *enteringConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	e.entered <- struct{}{}
+	select {
+	case <-e.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	return e.Connection.Write(ctx, msg)
 }
