@@ -11,13 +11,15 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
-// The gateway's traces and metrics (internal/telemetry) hook in at three
+// The gateway's traces and metrics (internal/telemetry) hook in at these
 // places, each a nil check when telemetry is off:
 //
 //   - tracedMiddleware: a server span around every request the SDK path
 //     serves;
 //   - sendTraced: the same around Send, the raw path;
 //   - syncTraced: a span per start and restart of a server;
+//   - runHooks: interceptors' decisions as events of the served span
+//     and a count (telemetry.Decisions);
 //   - tracedCallRaw: a client span around every request forwarded to a server,
 //     whose _meta then carries the span as traceparent, so that a server
 //     that reads it continues the trace.
@@ -52,6 +54,9 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx, op := g.tel.Serve(ctx, r)
 		res, err := next(ctx, method, req)
+		if n := listSize(res); n >= 0 {
+			op.Items(n)
+		}
 		op.End(resultErrorType(res, err))
 		return res, err
 	}
@@ -114,8 +119,28 @@ func (g *Gateway) sendTraced(ctx context.Context, ss *mcp.ServerSession, f *Forw
 	if err == nil && f.method == "tools/call" && isErrorResult(res) {
 		errType = telemetry.ToolError
 	}
+	out := len(res)
+	if err != nil {
+		out = -1
+	}
+	op.Bytes(len(f.params), out)
 	op.End(errType)
 	return res, err
+}
+
+// listSize is the number of items in a list result, -1 for another result.
+func listSize(res mcp.Result) int {
+	switch r := res.(type) {
+	case *mcp.ListToolsResult:
+		return len(r.Tools)
+	case *mcp.ListPromptsResult:
+		return len(r.Prompts)
+	case *mcp.ListResourcesResult:
+		return len(r.Resources)
+	case *mcp.ListResourceTemplatesResult:
+		return len(r.ResourceTemplates)
+	}
+	return -1
 }
 
 // traceMeta reads the W3C trace context in params' _meta, if any.
