@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -58,8 +60,16 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		"weather": map[string]any{"url": rem.URL(),
 			"headers": map[string]string{"Authorization": "Bearer ${WEATHER_REMOTE_KEY}"}},
 	})
+	// An interceptor that denies local's echo with long arguments: its
+	// decision shows as an event of the call's span and in a counter.
+	icpt := filepath.Join(sb.dir, "interceptors.json")
+	if err := os.WriteFile(icpt, []byte(`{"interceptors":[{"name":"short-args","type":"sizeGuard",`+
+		`"servers":["local"],"tools":["echo"],"maxArgumentBytes":200}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	metricsPort := freePort(t)
-	if r := sb.launch(cfg, "--metrics", "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort)); r.code != 0 {
+	if r := sb.launch(cfg, "--metrics", "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		"--interceptors", icpt); r.code != 0 {
 		t.Fatalf("launch exited %d\nstdout: %s\nstderr: %s\nlog:\n%s", r.code, r.stdout, r.stderr, sb.log())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -200,6 +210,53 @@ func TestTelemetryEndToEnd(t *testing.T) {
 			echoAudit.SpanID, agentTrace, servedBy["echo"].SpanId)
 	}
 
+	// A denied call: an event on its served span, in its own trace.
+	const deniedTrace = "1af7651916cd43dd8448eb211c80319d"
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": strings.Repeat("x", 300)},
+		Meta: mcp.Meta{"traceparent": "00-" + deniedTrace + "-" + agentSpan + "-01"}})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), `denied by interceptor "short-args"`) {
+		t.Fatalf("long echo: %v %v, want a denial", res, err)
+	}
+	deniedSpan := func(spans []*tracepb.Span) *tracepb.Span {
+		for _, s := range spans {
+			if hex.EncodeToString(s.TraceId) == deniedTrace && s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+				return s
+			}
+		}
+		return nil
+	}
+	deniedDeadline := time.After(60 * time.Second)
+	var denied *tracepb.Span
+	for denied == nil {
+		spans, changed := col.Spans()
+		if denied = deniedSpan(spans); denied != nil {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deniedDeadline:
+			t.Fatalf("no span of the denied call among %v", spanNames(spans))
+		}
+	}
+	if evs := denied.Events; len(evs) != 1 || evs[0].Name != "mcp_gateway.interceptor.decision" {
+		t.Errorf("denied call's span events %v, want one interceptor decision", evs)
+	} else {
+		got := map[string]string{}
+		for _, kv := range evs[0].Attributes {
+			got[kv.Key] = kv.Value.GetStringValue()
+		}
+		if got["mcp_gateway.interceptor.name"] != "short-args" || got["mcp_gateway.interceptor.outcome"] != "deny" {
+			t.Errorf("decision event attributes %v", got)
+		}
+	}
+	if servedBy["echo"] != nil && len(servedBy["echo"].Events) != 0 {
+		t.Errorf("the allowed echo call's span has events %v", servedBy["echo"].Events)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	// /metrics: the token, the text format, exact counts.
 	resp, err := http.Get(sb.url() + "/metrics")
 	if err != nil {
@@ -231,7 +288,31 @@ func TestTelemetryEndToEnd(t *testing.T) {
 			t.Errorf("served %s: %d, want %d (all %v)", key, served[key], n, served)
 		}
 	}
-	if g := fams["mcp_gateway_sessions_open"].GetMetric(); len(g) != 1 || g[0].GetGauge().GetValue() != 1 {
+	decisions := map[string]float64{}
+	for _, m := range fams["mcp_gateway_interceptor_decisions_total"].GetMetric() {
+		decisions[label(m, "mcp_gateway_interceptor_name")+":"+label(m, "mcp_gateway_interceptor_outcome")] = m.GetCounter().GetValue()
+	}
+	if len(decisions) != 1 || decisions["short-args:deny"] != 1 {
+		t.Errorf("interceptor decisions %v, want short-args:deny 1", decisions)
+	}
+	if l := fams["mcp_gateway_list_size"].GetMetric(); len(l) != 1 || label(l[0], "mcp_method_name") != "tools/list" ||
+		l[0].GetHistogram().GetSampleCount() != 1 || l[0].GetHistogram().GetSampleSum() != float64(len(tools.Tools)) {
+		t.Errorf("list sizes %v, want one tools/list of %d", l, len(tools.Tools))
+	}
+	sizes := map[string]uint64{}
+	for _, m := range fams["mcp_gateway_message_size_bytes"].GetMetric() {
+		sizes[label(m, "mcp_method_name")+"|"+label(m, "mcp_gateway_direction")] = m.GetHistogram().GetSampleCount()
+	}
+	// Five calls so far on the raw path, each with params and a result.
+	if sizes["tools/call|in"] != 5 || sizes["tools/call|out"] != 5 {
+		t.Errorf("message sizes %v, want 5 in and 5 out for tools/call", sizes)
+	}
+	// A 2026-era agent (the Go SDK client's first choice) has no session.
+	open := 1.0
+	if cs.ID() == "" {
+		open = 0
+	}
+	if g := fams["mcp_gateway_sessions_open"].GetMetric(); len(g) != 1 || g[0].GetGauge().GetValue() != open {
 		t.Errorf("sessions open: %v", g)
 	}
 

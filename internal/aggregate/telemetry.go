@@ -54,8 +54,11 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		ctx, op := g.tel.Serve(ctx, r)
 		res, err := next(ctx, method, req)
-		if n := listSize(res); n >= 0 {
+		if n := listSize(method, res); n >= 0 {
 			op.Items(n)
+		}
+		if in, out := sizes(req, res); in >= 0 || out >= 0 {
+			op.Bytes(in, out)
 		}
 		op.End(resultErrorType(res, err))
 		return res, err
@@ -128,9 +131,51 @@ func (g *Gateway) sendTraced(ctx context.Context, ss *mcp.ServerSession, f *Forw
 	return res, err
 }
 
+// sizes are the bytes of req's params and of res as the agent sent and
+// gets them, where the SDK path holds them as bytes (params it forwards as
+// sent, results it answers with the server's or a cached page's bytes);
+// -1 for a size it would have to encode to know.
+func sizes(req mcp.Request, res mcp.Result) (in, out int) {
+	in, out = -1, -1
+	if p := rawParams(req); p != nil {
+		in = len(p)
+	}
+	if r, ok := res.(*rawResult); ok && r != nil {
+		out = len(r.raw)
+	}
+	return in, out
+}
+
+// listMember names the array of a list method's result ("" for another
+// method).
+func listMember(method string) string {
+	switch method {
+	case "tools/list":
+		return "tools"
+	case "prompts/list":
+		return "prompts"
+	case "resources/list":
+		return "resources"
+	case "resources/templates/list":
+		return "resourceTemplates"
+	}
+	return ""
+}
+
 // listSize is the number of items in a list result, -1 for another result.
-func listSize(res mcp.Result) int {
+func listSize(method string, res mcp.Result) int {
 	switch r := res.(type) {
+	case *rawResult: // a merged page, encoded once
+		key := listMember(method)
+		if key == "" || r == nil {
+			return -1
+		}
+		v, ok, err := rawjson.MemberValue(r.raw, key)
+		var items []json.RawMessage
+		if err != nil || !ok || json.Unmarshal(v, &items) != nil {
+			return -1
+		}
+		return len(items)
 	case *mcp.ListToolsResult:
 		return len(r.Tools)
 	case *mcp.ListPromptsResult:
