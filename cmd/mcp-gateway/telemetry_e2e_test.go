@@ -8,8 +8,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -113,7 +115,9 @@ func TestTelemetryEndToEnd(t *testing.T) {
 
 	// The spans: each call's server span and the client span of its
 	// forward, in the agent's trace.
-	want := []string{"tools/call echo", "tools/call fail", "tools/call weather_echo"}
+	// params_seen too: its client span is in the agent's trace, and is
+	// checked against its served span, which may come in a later batch.
+	want := []string{"tools/call echo", "tools/call fail", "tools/call weather_echo", "tools/call params_seen"}
 	var spans []*tracepb.Span
 	deadline := time.After(60 * time.Second)
 	for {
@@ -442,4 +446,52 @@ func histCounts(f *dto.MetricFamily) map[string]uint64 {
 		out[key] += m.GetHistogram().GetSampleCount()
 	}
 	return out
+}
+
+// TestTelemetryStdio: in stdio mode a call's served span, exported over
+// OTLP, carries the call's JSON-RPC id and the pipe transport, in the
+// agent's trace.
+func TestTelemetryStdio(t *testing.T) {
+	col := fixture.NewCollector(t)
+	dir := t.TempDir()
+	cfg := mcpConfig(t, map[string]any{
+		"local": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "local", Verbatim: true})},
+	})
+	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg,
+		"--log-file", filepath.Join(dir, "stdio.log"), "--catalog", filepath.Join(dir, "catalog.json"),
+		"--servers-dir", filepath.Join(dir, "servers"))
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=50")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "desktop-app", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { killSession(cmd.Process.Pid) })
+	const agentTrace = "2af7651916cd43dd8448eb211c80319e"
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"},
+		Meta: mcp.Meta{"traceparent": "00-" + agentTrace + "-b7ad6b7169203331-01"}}); err != nil {
+		t.Fatalf("call echo: %v", err)
+	}
+	if err := cs.Close(); err != nil { // the gateway exports what it holds as it stops
+		t.Errorf("close: %v", err)
+	}
+	var served *tracepb.Span
+	for _, s := range func() []*tracepb.Span { s, _ := col.Spans(); return s }() {
+		if hex.EncodeToString(s.TraceId) == agentTrace && s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+			served = s
+		}
+	}
+	if served == nil {
+		t.Fatalf("no served span in the agent's trace (errors %v)", col.Errors())
+	}
+	got := map[string]string{}
+	for _, kv := range served.Attributes {
+		got[kv.Key] = kv.Value.GetStringValue()
+	}
+	if got["jsonrpc.request.id"] == "" || got["network.transport"] != "pipe" || got["gen_ai.tool.name"] != "echo" {
+		t.Errorf("served span attributes %v, want a request id, pipe, echo", got)
+	}
 }

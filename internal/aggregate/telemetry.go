@@ -48,6 +48,9 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
 			r.Transport = "tcp"
+			if id, ok := pipeID(ex.Header); ok { // stdio mode's raw params header
+				r.Transport, r.ID = "pipe", id
+			}
 			if r.Traceparent == "" {
 				r.Traceparent, r.Tracestate = ex.Header.Get("traceparent"), ex.Header.Get("tracestate")
 			}
