@@ -495,3 +495,81 @@ func TestTelemetryStdio(t *testing.T) {
 		t.Errorf("served span attributes %v, want a request id, pipe, echo", got)
 	}
 }
+
+// TestTelemetryTypeScript: the TypeScript SDK client sends a traceparent in
+// a call's _meta; the gateway's served span is its child, the forwarded
+// call's client span the served span's, and the stdio server reads that
+// client span as its parent in _meta: one trace from the agent to the
+// server.
+func TestTelemetryTypeScript(t *testing.T) {
+	ts := tsHarness(t)
+	col := fixture.NewCollector(t)
+	sb := newTestbox(t)
+	sb.env = append(sb.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=50")
+	sb.mustLaunch(mcpConfig(t, map[string]any{
+		"local": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "local", Verbatim: true})},
+	}))
+	node := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("node", append([]string{filepath.Join(ts, "client.mjs"), sb.url() + "/mcp", sb.token}, args...)...)
+		cmd.Dir = ts
+		out, err := cmd.Output()
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("client.mjs %v: %v\n%s\nlog:\n%s", args, err, ee.Stderr, sb.log())
+		} else if err != nil {
+			t.Fatalf("client.mjs %v: %v", args, err)
+		}
+		return string(out)
+	}
+	const agentTrace, agentSpan = "3af7651916cd43dd8448eb211c80319f", "c7ad6b7169203331"
+	node("echo", `{"text":"hi"}`, `--meta={"traceparent":"00-`+agentTrace+`-`+agentSpan+`-01"}`)
+	var seen struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(node(fixture.ParamsSeenTool, `{"method":"tools/call"}`)), &seen); err != nil || len(seen.Result.Content) != 1 {
+		t.Fatalf("params_seen: %v %+v", err, seen)
+	}
+	var params []struct {
+		Meta struct {
+			Traceparent string `json:"traceparent"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal([]byte(seen.Result.Content[0].Text), &params); err != nil || len(params) == 0 {
+		t.Fatalf("params seen %q: %v", seen.Result.Content[0].Text, err)
+	}
+	var served, client *tracepb.Span
+	deadline := time.After(60 * time.Second)
+	for served == nil || client == nil {
+		spans, changed := col.Spans()
+		for _, s := range spans {
+			if hex.EncodeToString(s.TraceId) != agentTrace {
+				continue
+			}
+			switch s.Kind {
+			case tracepb.Span_SPAN_KIND_SERVER:
+				served = s
+			case tracepb.Span_SPAN_KIND_CLIENT:
+				client = s
+			}
+		}
+		if served != nil && client != nil {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("spans in the agent's trace: served %v, client %v (all %v)", served != nil, client != nil, spanNames(spans))
+		}
+	}
+	if hex.EncodeToString(served.ParentSpanId) != agentSpan || served.Name != "tools/call echo" {
+		t.Errorf("served span %q under %x, want tools/call echo under the agent's %s", served.Name, served.ParentSpanId, agentSpan)
+	}
+	if string(client.ParentSpanId) != string(served.SpanId) {
+		t.Errorf("client span under %x, want the served span %x", client.ParentSpanId, served.SpanId)
+	}
+	if want := "00-" + agentTrace + "-" + hex.EncodeToString(client.SpanId) + "-01"; params[0].Meta.Traceparent != want {
+		t.Errorf("the server read traceparent %q, want the gateway's client span %q", params[0].Meta.Traceparent, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -34,7 +35,9 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if s := req.GetSession(); s != nil {
 			r.Session = s.ID()
 		}
-		if p := req.GetParams(); p != nil {
+		// A notification without params (notifications/initialized from
+		// the TS SDK) has a typed nil: GetMeta would dereference it.
+		if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
 			if m := p.GetMeta(); m != nil {
 				r.Traceparent, _ = m["traceparent"].(string)
 				r.Tracestate, _ = m["tracestate"].(string)
@@ -42,9 +45,13 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch p := req.GetParams().(type) {
 		case *mcp.CallToolParamsRaw:
-			r.Tool = p.Name
+			if p != nil {
+				r.Tool = p.Name
+			}
 		case *mcp.GetPromptParams:
-			r.Prompt = p.Name
+			if p != nil {
+				r.Prompt = p.Name
+			}
 		}
 		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
 			r.Transport = "tcp"
