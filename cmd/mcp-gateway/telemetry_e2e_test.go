@@ -7,7 +7,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -58,8 +62,16 @@ func TestTelemetryEndToEnd(t *testing.T) {
 		"weather": map[string]any{"url": rem.URL(),
 			"headers": map[string]string{"Authorization": "Bearer ${WEATHER_REMOTE_KEY}"}},
 	})
+	// An interceptor that denies local's echo with long arguments: its
+	// decision shows as an event of the call's span and in a counter.
+	icpt := filepath.Join(sb.dir, "interceptors.json")
+	if err := os.WriteFile(icpt, []byte(`{"interceptors":[{"name":"short-args","type":"sizeGuard",`+
+		`"servers":["local"],"tools":["echo"],"maxArgumentBytes":200}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	metricsPort := freePort(t)
-	if r := sb.launch(cfg, "--metrics", "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort)); r.code != 0 {
+	if r := sb.launch(cfg, "--metrics", "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", metricsPort),
+		"--interceptors", icpt); r.code != 0 {
 		t.Fatalf("launch exited %d\nstdout: %s\nstderr: %s\nlog:\n%s", r.code, r.stdout, r.stderr, sb.log())
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -103,7 +115,9 @@ func TestTelemetryEndToEnd(t *testing.T) {
 
 	// The spans: each call's server span and the client span of its
 	// forward, in the agent's trace.
-	want := []string{"tools/call echo", "tools/call fail", "tools/call weather_echo"}
+	// params_seen too: its client span is in the agent's trace, and is
+	// checked against its served span, which may come in a later batch.
+	want := []string{"tools/call echo", "tools/call fail", "tools/call weather_echo", "tools/call params_seen"}
 	var spans []*tracepb.Span
 	deadline := time.After(60 * time.Second)
 	for {
@@ -200,6 +214,53 @@ func TestTelemetryEndToEnd(t *testing.T) {
 			echoAudit.SpanID, agentTrace, servedBy["echo"].SpanId)
 	}
 
+	// A denied call: an event on its served span, in its own trace.
+	const deniedTrace = "1af7651916cd43dd8448eb211c80319d"
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": strings.Repeat("x", 300)},
+		Meta: mcp.Meta{"traceparent": "00-" + deniedTrace + "-" + agentSpan + "-01"}})
+	if err != nil || !res.IsError || !strings.Contains(text(t, res), `denied by interceptor "short-args"`) {
+		t.Fatalf("long echo: %v %v, want a denial", res, err)
+	}
+	deniedSpan := func(spans []*tracepb.Span) *tracepb.Span {
+		for _, s := range spans {
+			if hex.EncodeToString(s.TraceId) == deniedTrace && s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+				return s
+			}
+		}
+		return nil
+	}
+	deniedDeadline := time.After(60 * time.Second)
+	var denied *tracepb.Span
+	for denied == nil {
+		spans, changed := col.Spans()
+		if denied = deniedSpan(spans); denied != nil {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deniedDeadline:
+			t.Fatalf("no span of the denied call among %v", spanNames(spans))
+		}
+	}
+	if evs := denied.Events; len(evs) != 1 || evs[0].Name != "mcp_gateway.interceptor.decision" {
+		t.Errorf("denied call's span events %v, want one interceptor decision", evs)
+	} else {
+		got := map[string]string{}
+		for _, kv := range evs[0].Attributes {
+			got[kv.Key] = kv.Value.GetStringValue()
+		}
+		if got["mcp_gateway.interceptor.name"] != "short-args" || got["mcp_gateway.interceptor.outcome"] != "deny" {
+			t.Errorf("decision event attributes %v", got)
+		}
+	}
+	if servedBy["echo"] != nil && len(servedBy["echo"].Events) != 0 {
+		t.Errorf("the allowed echo call's span has events %v", servedBy["echo"].Events)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
 	// /metrics: the token, the text format, exact counts.
 	resp, err := http.Get(sb.url() + "/metrics")
 	if err != nil {
@@ -231,7 +292,31 @@ func TestTelemetryEndToEnd(t *testing.T) {
 			t.Errorf("served %s: %d, want %d (all %v)", key, served[key], n, served)
 		}
 	}
-	if g := fams["mcp_gateway_sessions_open"].GetMetric(); len(g) != 1 || g[0].GetGauge().GetValue() != 1 {
+	decisions := map[string]float64{}
+	for _, m := range fams["mcp_gateway_interceptor_decisions_total"].GetMetric() {
+		decisions[label(m, "mcp_gateway_interceptor_name")+":"+label(m, "mcp_gateway_interceptor_outcome")] = m.GetCounter().GetValue()
+	}
+	if len(decisions) != 1 || decisions["short-args:deny"] != 1 {
+		t.Errorf("interceptor decisions %v, want short-args:deny 1", decisions)
+	}
+	if l := fams["mcp_gateway_list_size"].GetMetric(); len(l) != 1 || label(l[0], "mcp_method_name") != "tools/list" ||
+		l[0].GetHistogram().GetSampleCount() != 1 || l[0].GetHistogram().GetSampleSum() != float64(len(tools.Tools)) {
+		t.Errorf("list sizes %v, want one tools/list of %d", l, len(tools.Tools))
+	}
+	sizes := map[string]uint64{}
+	for _, m := range fams["mcp_gateway_message_size_bytes"].GetMetric() {
+		sizes[label(m, "mcp_method_name")+"|"+label(m, "mcp_gateway_direction")] = m.GetHistogram().GetSampleCount()
+	}
+	// Five calls so far on the raw path, each with params and a result.
+	if sizes["tools/call|in"] != 5 || sizes["tools/call|out"] != 5 {
+		t.Errorf("message sizes %v, want 5 in and 5 out for tools/call", sizes)
+	}
+	// A 2026-era agent (the Go SDK client's first choice) has no session.
+	open := 1.0
+	if cs.ID() == "" {
+		open = 0
+	}
+	if g := fams["mcp_gateway_sessions_open"].GetMetric(); len(g) != 1 || g[0].GetGauge().GetValue() != open {
 		t.Errorf("sessions open: %v", g)
 	}
 
@@ -361,4 +446,130 @@ func histCounts(f *dto.MetricFamily) map[string]uint64 {
 		out[key] += m.GetHistogram().GetSampleCount()
 	}
 	return out
+}
+
+// TestTelemetryStdio: in stdio mode a call's served span, exported over
+// OTLP, carries the call's JSON-RPC id and the pipe transport, in the
+// agent's trace.
+func TestTelemetryStdio(t *testing.T) {
+	col := fixture.NewCollector(t)
+	dir := t.TempDir()
+	cfg := mcpConfig(t, map[string]any{
+		"local": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "local", Verbatim: true})},
+	})
+	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg,
+		"--log-file", filepath.Join(dir, "stdio.log"), "--catalog", filepath.Join(dir, "catalog.json"),
+		"--servers-dir", filepath.Join(dir, "servers"))
+	cmd.Env = append(os.Environ(), "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=50")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "desktop-app", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { killSession(cmd.Process.Pid) })
+	const agentTrace = "2af7651916cd43dd8448eb211c80319e"
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"},
+		Meta: mcp.Meta{"traceparent": "00-" + agentTrace + "-b7ad6b7169203331-01"}}); err != nil {
+		t.Fatalf("call echo: %v", err)
+	}
+	if err := cs.Close(); err != nil { // the gateway exports what it holds as it stops
+		t.Errorf("close: %v", err)
+	}
+	var served *tracepb.Span
+	for _, s := range func() []*tracepb.Span { s, _ := col.Spans(); return s }() {
+		if hex.EncodeToString(s.TraceId) == agentTrace && s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+			served = s
+		}
+	}
+	if served == nil {
+		t.Fatalf("no served span in the agent's trace (errors %v)", col.Errors())
+	}
+	got := map[string]string{}
+	for _, kv := range served.Attributes {
+		got[kv.Key] = kv.Value.GetStringValue()
+	}
+	if got["jsonrpc.request.id"] == "" || got["network.transport"] != "pipe" || got["gen_ai.tool.name"] != "echo" {
+		t.Errorf("served span attributes %v, want a request id, pipe, echo", got)
+	}
+}
+
+// TestTelemetryTypeScript: the TypeScript SDK client sends a traceparent in
+// a call's _meta; the gateway's served span is its child, the forwarded
+// call's client span the served span's, and the stdio server reads that
+// client span as its parent in _meta: one trace from the agent to the
+// server.
+func TestTelemetryTypeScript(t *testing.T) {
+	ts := tsHarness(t)
+	col := fixture.NewCollector(t)
+	sb := newTestbox(t)
+	sb.env = append(sb.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=50")
+	sb.mustLaunch(mcpConfig(t, map[string]any{
+		"local": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "local", Verbatim: true})},
+	}))
+	node := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("node", append([]string{filepath.Join(ts, "client.mjs"), sb.url() + "/mcp", sb.token}, args...)...)
+		cmd.Dir = ts
+		out, err := cmd.Output()
+		if ee, ok := err.(*exec.ExitError); ok {
+			t.Fatalf("client.mjs %v: %v\n%s\nlog:\n%s", args, err, ee.Stderr, sb.log())
+		} else if err != nil {
+			t.Fatalf("client.mjs %v: %v", args, err)
+		}
+		return string(out)
+	}
+	const agentTrace, agentSpan = "3af7651916cd43dd8448eb211c80319f", "c7ad6b7169203331"
+	node("echo", `{"text":"hi"}`, `--meta={"traceparent":"00-`+agentTrace+`-`+agentSpan+`-01"}`)
+	var seen struct {
+		Result struct {
+			Content []struct{ Text string } `json:"content"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(node(fixture.ParamsSeenTool, `{"method":"tools/call"}`)), &seen); err != nil || len(seen.Result.Content) != 1 {
+		t.Fatalf("params_seen: %v %+v", err, seen)
+	}
+	var params []struct {
+		Meta struct {
+			Traceparent string `json:"traceparent"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal([]byte(seen.Result.Content[0].Text), &params); err != nil || len(params) == 0 {
+		t.Fatalf("params seen %q: %v", seen.Result.Content[0].Text, err)
+	}
+	var served, client *tracepb.Span
+	deadline := time.After(60 * time.Second)
+	for served == nil || client == nil {
+		spans, changed := col.Spans()
+		for _, s := range spans {
+			if hex.EncodeToString(s.TraceId) != agentTrace {
+				continue
+			}
+			switch s.Kind {
+			case tracepb.Span_SPAN_KIND_SERVER:
+				served = s
+			case tracepb.Span_SPAN_KIND_CLIENT:
+				client = s
+			}
+		}
+		if served != nil && client != nil {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("spans in the agent's trace: served %v, client %v (all %v)", served != nil, client != nil, spanNames(spans))
+		}
+	}
+	if hex.EncodeToString(served.ParentSpanId) != agentSpan || served.Name != "tools/call echo" {
+		t.Errorf("served span %q under %x, want tools/call echo under the agent's %s", served.Name, served.ParentSpanId, agentSpan)
+	}
+	if string(client.ParentSpanId) != string(served.SpanId) {
+		t.Errorf("client span under %x, want the served span %x", client.ParentSpanId, served.SpanId)
+	}
+	if want := "00-" + agentTrace + "-" + hex.EncodeToString(client.SpanId) + "-01"; params[0].Meta.Traceparent != want {
+		t.Errorf("the server read traceparent %q, want the gateway's client span %q", params[0].Meta.Traceparent, want)
+	}
 }

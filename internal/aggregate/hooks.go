@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
 	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // The interceptors (Options.Interceptors) run at three points: a server's
@@ -40,6 +41,7 @@ func (g *Gateway) hooked(server, tool string) bool {
 // sees it (an interceptor's failure names the interceptor).
 func (g *Gateway) runHooks(ctx context.Context, c *intercept.Call, next intercept.Next) (json.RawMessage, string, error) {
 	res, trace, err := g.icpt.Call(ctx, c, next)
+	telemetry.Decisions(ctx, trace)
 	if err != nil {
 		var wire *jsonrpc.Error
 		if !errors.As(err, &wire) {

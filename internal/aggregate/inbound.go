@@ -55,6 +55,28 @@ func WithRawParams(h http.Header, params json.RawMessage) http.Header {
 	return out
 }
 
+// pipeIDKey is the RequestExtra.Header key by which the stdio transport
+// passes a request's JSON-RPC id (an invalid HTTP field name, like
+// rawParamsKey): for the request's span.
+const pipeIDKey = "Mcp-Gateway pipe request id"
+
+// WithPipeID returns h (which WithRawParams made) with the JSON-RPC id of
+// a request read from stdio, for its span's jsonrpc.request.id.
+func WithPipeID(h http.Header, id string) http.Header {
+	h[pipeIDKey] = []string{id}
+	return h
+}
+
+// pipeID is the id WithPipeID set; ok is false for a request that did not
+// come over stdio.
+func pipeID(h http.Header) (id string, ok bool) {
+	v, ok := h[pipeIDKey]
+	if !ok || len(v) != 1 {
+		return "", false
+	}
+	return v[0], true
+}
+
 // WithoutRawParams returns h without the params WithRawParams adds: h
 // itself when it has none (no HTTP request can carry the key; this is for
 // a header that came another way).

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -11,13 +12,15 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
-// The gateway's traces and metrics (internal/telemetry) hook in at three
+// The gateway's traces and metrics (internal/telemetry) hook in at these
 // places, each a nil check when telemetry is off:
 //
 //   - tracedMiddleware: a server span around every request the SDK path
 //     serves;
 //   - sendTraced: the same around Send, the raw path;
 //   - syncTraced: a span per start and restart of a server;
+//   - runHooks: interceptors' decisions as events of the served span
+//     and a count (telemetry.Decisions);
 //   - tracedCallRaw: a client span around every request forwarded to a server,
 //     whose _meta then carries the span as traceparent, so that a server
 //     that reads it continues the trace.
@@ -32,7 +35,9 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if s := req.GetSession(); s != nil {
 			r.Session = s.ID()
 		}
-		if p := req.GetParams(); p != nil {
+		// A notification without params (notifications/initialized from
+		// the TS SDK) has a typed nil: GetMeta would dereference it.
+		if p := req.GetParams(); p != nil && !reflect.ValueOf(p).IsNil() {
 			if m := p.GetMeta(); m != nil {
 				r.Traceparent, _ = m["traceparent"].(string)
 				r.Tracestate, _ = m["tracestate"].(string)
@@ -40,18 +45,31 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		switch p := req.GetParams().(type) {
 		case *mcp.CallToolParamsRaw:
-			r.Tool = p.Name
+			if p != nil {
+				r.Tool = p.Name
+			}
 		case *mcp.GetPromptParams:
-			r.Prompt = p.Name
+			if p != nil {
+				r.Prompt = p.Name
+			}
 		}
 		if ex := req.GetExtra(); ex != nil && ex.Header != nil {
 			r.Transport = "tcp"
+			if id, ok := pipeID(ex.Header); ok { // stdio mode's raw params header
+				r.Transport, r.ID = "pipe", id
+			}
 			if r.Traceparent == "" {
 				r.Traceparent, r.Tracestate = ex.Header.Get("traceparent"), ex.Header.Get("tracestate")
 			}
 		}
 		ctx, op := g.tel.Serve(ctx, r)
 		res, err := next(ctx, method, req)
+		if n := listSize(method, res); n >= 0 {
+			op.Items(n)
+		}
+		if in, out := sizes(req, res); in >= 0 || out >= 0 {
+			op.Bytes(in, out)
+		}
 		op.End(resultErrorType(res, err))
 		return res, err
 	}
@@ -114,8 +132,70 @@ func (g *Gateway) sendTraced(ctx context.Context, ss *mcp.ServerSession, f *Forw
 	if err == nil && f.method == "tools/call" && isErrorResult(res) {
 		errType = telemetry.ToolError
 	}
+	out := len(res)
+	if err != nil {
+		out = -1
+	}
+	op.Bytes(len(f.params), out)
 	op.End(errType)
 	return res, err
+}
+
+// sizes are the bytes of req's params and of res as the agent sent and
+// gets them, where the SDK path holds them as bytes (params it forwards as
+// sent, results it answers with the server's or a cached page's bytes);
+// -1 for a size it would have to encode to know.
+func sizes(req mcp.Request, res mcp.Result) (in, out int) {
+	in, out = -1, -1
+	if p := rawParams(req); p != nil {
+		in = len(p)
+	}
+	if r, ok := res.(*rawResult); ok && r != nil {
+		out = len(r.raw)
+	}
+	return in, out
+}
+
+// listMember names the array of a list method's result ("" for another
+// method).
+func listMember(method string) string {
+	switch method {
+	case "tools/list":
+		return "tools"
+	case "prompts/list":
+		return "prompts"
+	case "resources/list":
+		return "resources"
+	case "resources/templates/list":
+		return "resourceTemplates"
+	}
+	return ""
+}
+
+// listSize is the number of items in a list result, -1 for another result.
+func listSize(method string, res mcp.Result) int {
+	switch r := res.(type) {
+	case *rawResult: // a merged page, encoded once
+		key := listMember(method)
+		if key == "" || r == nil {
+			return -1
+		}
+		v, ok, err := rawjson.MemberValue(r.raw, key)
+		var items []json.RawMessage
+		if err != nil || !ok || json.Unmarshal(v, &items) != nil {
+			return -1
+		}
+		return len(items)
+	case *mcp.ListToolsResult:
+		return len(r.Tools)
+	case *mcp.ListPromptsResult:
+		return len(r.Prompts)
+	case *mcp.ListResourcesResult:
+		return len(r.Resources)
+	case *mcp.ListResourceTemplatesResult:
+		return len(r.ResourceTemplates)
+	}
+	return -1
 }
 
 // traceMeta reads the W3C trace context in params' _meta, if any.

@@ -142,11 +142,11 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 			return
 		}
 		if isStateless(r, messageOf(r)) {
-			stateless.ServeHTTP(w, withRawParams(r))
+			stateless.ServeHTTP(w, withRequestID(opts.Telemetry, withRawParams(r)))
 			return
 		}
 		if !fast.serve(w, r) {
-			sdkCalls.serve(sdk, w, withRawParams(r))
+			sdkCalls.serve(sdk, w, withRequestID(opts.Telemetry, withRawParams(r)))
 		}
 	}))
 	e.mux.HandleFunc("GET /health", e.health)
@@ -180,6 +180,18 @@ func oneOriginAllowed(origin, host string, allowed []string) bool {
 		}
 	}
 	return false
+}
+
+// withRequestID notes a single request's JSON-RPC id in r's context for
+// the SDK path's span (the SDK hands its handlers no id; the HTTP request's
+// context reaches them). r itself when telemetry is off or r is no single
+// request.
+func withRequestID(t *telemetry.Telemetry, r *http.Request) *http.Request {
+	msg := messageOf(r)
+	if !t.Tracing() || msg == nil || msg.Batch > 0 || len(msg.ID) == 0 {
+		return r
+	}
+	return r.WithContext(t.WithRequest(r.Context(), string(msg.ID), "", "", "tcp"))
 }
 
 // withRawParams returns r carrying, for the gateway's handlers, the params

@@ -38,7 +38,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	// answered outside the SDK, with the server's result bytes, as over
 	// HTTP (the stdio client's one stream carries everything of a call).
 	t.Forward = func(ctx context.Context, method string, params json.RawMessage, notify aggregate.Notify, ask aggregate.Ask) (json.RawMessage, error) {
-		ctx = g.cfg.Telemetry.WithRequest(ctx, "", "", "", "pipe")
+		ctx = g.cfg.Telemetry.WithRequest(ctx, stdioserve.RequestID(ctx), "", "", "pipe")
 		for ss := range g.agg.Server().Sessions() {
 			return g.agg.RequestStream(ctx, ss, method, params, true, notify, ask, nil)
 		}

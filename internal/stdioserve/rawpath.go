@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"strconv"
 	"sync"
@@ -108,10 +109,23 @@ func (r *rawPath) read() {
 	}
 }
 
+// idKey holds the JSON-RPC id of a request Forward serves (RequestID).
+type idKey struct{}
+
+// RequestID is the JSON-RPC id of the request whose Forward ctx is, as
+// text ("" when ctx is not one's): for its trace.
+func RequestID(ctx context.Context) string {
+	id, ok := ctx.Value(idKey{}).(jsonrpc.ID)
+	if !ok || !id.IsValid() {
+		return ""
+	}
+	return fmt.Sprint(id.Raw())
+}
+
 // start forwards req (counted as pending by the caller) on a goroutine of
 // its own.
 func (r *rawPath) start(req *jsonrpc.Request) {
-	ctx, cancel := context.WithCancelCause(r.ctx)
+	ctx, cancel := context.WithCancelCause(context.WithValue(r.ctx, idKey{}, req.ID))
 	r.mu.Lock()
 	r.calls[req.ID] = cancel
 	r.mu.Unlock()

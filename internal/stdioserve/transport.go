@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -248,7 +249,7 @@ func (c *drainConn) take(ctx context.Context, msg jsonrpc.Message) (jsonrpc.Mess
 		// The params as the client sent them, for the gateway to forward
 		// (the SDK decodes them into its types, which drop what they do
 		// not know).
-		req.Extra = &mcp.RequestExtra{Header: aggregate.WithRawParams(nil, req.Params)}
+		req.Extra = &mcp.RequestExtra{Header: aggregate.WithPipeID(aggregate.WithRawParams(nil, req.Params), fmt.Sprint(req.ID.Raw()))}
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		c.mu.Lock()

@@ -16,6 +16,7 @@ type instruments struct {
 	server   metric.Float64Histogram
 	client   metric.Float64Histogram
 	inflight metric.Int64UpDownCounter
+	sizes    sizeInstruments
 	meter    metric.Meter
 }
 
@@ -41,6 +42,9 @@ func newInstruments(m metric.Meter) (instruments, error) {
 	if in.inflight, err = m.Int64UpDownCounter("mcp_gateway.calls.in_flight", metric.WithUnit("{call}"),
 		metric.WithDescription("Requests forwarded to a server and not yet answered.")); err != nil {
 		return in, fmt.Errorf("metric mcp_gateway.calls.in_flight: %w", err)
+	}
+	if in.sizes, err = newSizeInstruments(m); err != nil {
+		return in, err
 	}
 	return in, nil
 }

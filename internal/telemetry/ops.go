@@ -272,6 +272,11 @@ func (t *Telemetry) WithRequest(ctx context.Context, id, traceparent, tracestate
 	if t == nil {
 		return ctx
 	}
+	if len(id) > 1 && id[0] == '"' { // a string id as JSON: the string
+		if s, err := strconv.Unquote(id); err == nil {
+			id = s
+		}
+	}
 	return context.WithValue(ctx, httpKey{}, httpInfo{id, traceparent, tracestate, transport})
 }
 

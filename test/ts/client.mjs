@@ -4,7 +4,7 @@
 //
 // Usage:
 //   node client.mjs <url> <token> <tool> [json-args] [--progress] [--timeout=<ms>]
-//        [--read-resource=<uri>] [--get-prompt=<name> [--prompt-args=<json>]]
+//        [--read-resource=<uri>] [--get-prompt=<name> [--prompt-args=<json>]] [--meta=<json>]
 //   node client.mjs <url> <token> <tool> [json-args] --expect-401
 //
 // Normal mode connects with "Authorization: Bearer <token>" (no header when <token> is empty), initializes,
@@ -13,6 +13,7 @@
 // With --progress the call carries a progress token and the line also has "progress": [<notification params>...].
 // --read-resource adds "resource": <ReadResourceResult>; --get-prompt adds "prompt": <GetPromptResult>.
 // A tool result with isError: true is still a result: it is printed and the exit code is 0.
+// --meta sets the call's _meta (e.g. {"traceparent": "00-..."}).
 // --timeout sets the per-request timeout (SDK default 60000 ms); progress notifications reset it.
 //
 // --expect-401 connects WITHOUT any Authorization header (the token argument is ignored) and prints
@@ -37,6 +38,8 @@ function parseArgs(argv) {
             flags.readResource = arg.slice('--read-resource='.length);
         } else if (arg.startsWith('--get-prompt=')) {
             flags.getPrompt = arg.slice('--get-prompt='.length);
+        } else if (arg.startsWith('--meta=')) {
+            flags.meta = JSON.parse(arg.slice('--meta='.length));
         } else if (arg.startsWith('--prompt-args=')) {
             flags.promptArgs = JSON.parse(arg.slice('--prompt-args='.length));
         } else if (arg.startsWith('--timeout=')) {
@@ -116,7 +119,7 @@ async function run(opts) {
             callOptions.onprogress = p => progress.push(p);
             callOptions.resetTimeoutOnProgress = true;
         }
-        const result = await client.callTool({ name: opts.tool, arguments: opts.args }, CallToolResultSchema, callOptions);
+        const result = await client.callTool({ name: opts.tool, arguments: opts.args, ...(opts.meta ? { _meta: opts.meta } : {}) }, CallToolResultSchema, callOptions);
         const out = { tools, result };
         if (opts.progress) {
             out.progress = progress;

@@ -1,0 +1,107 @@
+package telemetry
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The metrics of what a request carries and what interceptors decide:
+// sizes and counts, never contents. The sizes are float histograms: the
+// exporters here encode float histograms only.
+
+// sizeInstruments are the size and decision metrics, part of instruments.
+type sizeInstruments struct {
+	bytes     metric.Float64Histogram
+	items     metric.Float64Histogram
+	decisions metric.Int64Counter
+}
+
+// Attribute keys of the size and decision metrics.
+const (
+	keyDirection   = attribute.Key("mcp_gateway.direction")
+	keyInterceptor = attribute.Key("mcp_gateway.interceptor.name")
+	keyOutcome     = attribute.Key("mcp_gateway.interceptor.outcome")
+)
+
+// byteBuckets span a ping's params to a large tool result.
+func byteBuckets() []float64 {
+	return []float64{64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216}
+}
+
+// itemBuckets span an empty list to a catalog of thousands of tools.
+func itemBuckets() []float64 {
+	return []float64{0, 1, 5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000}
+}
+
+func newSizeInstruments(m metric.Meter) (sizeInstruments, error) {
+	var in sizeInstruments
+	var err error
+	if in.bytes, err = m.Float64Histogram("mcp_gateway.message.size", metric.WithUnit("By"),
+		metric.WithDescription("Bytes of a served request's params (direction in) and of its result (direction out)."),
+		metric.WithExplicitBucketBoundaries(byteBuckets()...)); err != nil {
+		return in, fmt.Errorf("metric mcp_gateway.message.size: %w", err)
+	}
+	if in.items, err = m.Float64Histogram("mcp_gateway.list.size", metric.WithUnit("{item}"),
+		metric.WithDescription("Items in a served list's page (tools, prompts, resources, templates)."),
+		metric.WithExplicitBucketBoundaries(itemBuckets()...)); err != nil {
+		return in, fmt.Errorf("metric mcp_gateway.list.size: %w", err)
+	}
+	if in.decisions, err = m.Int64Counter("mcp_gateway.interceptor.decisions", metric.WithUnit("{decision}"),
+		metric.WithDescription("Interceptor decisions that changed a call: deny, rewrite, respond, replace, failed, failed-open.")); err != nil {
+		return in, fmt.Errorf("metric mcp_gateway.interceptor.decisions: %w", err)
+	}
+	return in, nil
+}
+
+// Bytes records the sizes of op's params (in) and result (out); a size
+// below zero is not recorded (unknown).
+func (op *Op) Bytes(in, out int) {
+	if op == nil || op.t.inst.sizes.bytes == nil {
+		return
+	}
+	h := op.t.inst.sizes.bytes
+	method := keyMethod.String(op.req.Method)
+	if in >= 0 {
+		h.Record(context.Background(), float64(in), metric.WithAttributes(method, keyDirection.String("in")))
+	}
+	if out >= 0 {
+		h.Record(context.Background(), float64(out), metric.WithAttributes(method, keyDirection.String("out")))
+	}
+}
+
+// Items records the number of items in the list op answers.
+func (op *Op) Items(n int) {
+	if op == nil || op.t.inst.sizes.items == nil {
+		return
+	}
+	op.t.inst.sizes.items.Record(context.Background(), float64(n), metric.WithAttributes(keyMethod.String(op.req.Method)))
+}
+
+// Decisions records what interceptors did to the served request in ctx,
+// each "name:outcome" as the interceptor engine reports it: an event
+// "mcp_gateway.interceptor.decision" on the request's span and a count by
+// interceptor and outcome. Nothing when ctx has no served request.
+func Decisions(ctx context.Context, decisions []string) {
+	t, _ := ctx.Value(telemetryKey{}).(*Telemetry)
+	if t == nil || len(decisions) == 0 {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	for _, d := range decisions {
+		// A name may hold ':' (tools:server); the outcome never does.
+		i := strings.LastIndexByte(d, ':')
+		if i < 0 {
+			continue
+		}
+		attrs := []attribute.KeyValue{keyInterceptor.String(d[:i]), keyOutcome.String(d[i+1:])}
+		span.AddEvent("mcp_gateway.interceptor.decision", trace.WithAttributes(attrs...))
+		if t.inst.sizes.decisions != nil {
+			t.inst.sizes.decisions.Add(ctx, 1, metric.WithAttributes(attrs...))
+		}
+	}
+}
