@@ -21,22 +21,23 @@ import (
 //     _meta (io.modelcontextprotocol/serverInfo). The SDK stamps its own
 //     typed results; a result the gateway holds as the server's bytes
 //     (rawResult) is stamped when it is encoded (stampedResult);
-//   - every upstream speaks the 2025 era on a shared session, so the
-//     request's envelope (protocol version, client capabilities and info,
-//     log level in _meta) is not forwarded: a 2025 server that knows the
-//     envelope (the Go SDK's) would take the request for a 2026 one on a
-//     connection initialized for 2025.
+//   - a 2025-era upstream speaks on a shared session, so the request's
+//     envelope (protocol version, client info, log level in _meta) is not
+//     forwarded: a 2025 server that knows the envelope (the Go SDK's)
+//     would take the request for a 2026 one on a connection initialized
+//     for 2025. The client's capabilities go on (callercaps.go): a server
+//     of both eras reads them per request, as it would from the agent.
 
 // statelessRevision is the first protocol revision without initialize.
 const statelessRevision = "2026-07-28"
 
 // envelopeKeys are the _meta members of a 2026-era request that describe
 // the agent's connection, not the request: the upstream's session has its
-// own.
+// own. The client's capabilities stay (callercaps.go): they are the
+// agent's, which a server of both eras reads per request.
 func envelopeKeys() []string {
 	return []string{
 		"io.modelcontextprotocol/protocolVersion",
-		"io.modelcontextprotocol/clientCapabilities",
 		"io.modelcontextprotocol/clientInfo",
 		"io.modelcontextprotocol/logLevel",
 	}

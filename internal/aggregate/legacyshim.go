@@ -51,7 +51,11 @@ const protocol2026 = "2026-07-28"
 // the result of the last retry (see the legacy shim above). c may be nil
 // (no agent session: the result goes back as sent).
 func (g *Gateway) callRaw(ctx context.Context, c *call, up RawCaller, method string, params json.RawMessage) (json.RawMessage, error) {
+	ctx = g.withCaller(ctx, c) // callercaps.go: the agent's own, to 2026 servers
 	res, err := tracedCallRaw(ctx, up, method, params)
+	if err != nil && legacyAgent(c) {
+		return legacyRefusal(method, res, err) // callercaps.go
+	}
 	if err != nil || !inputRequired(res) || !legacyAgent(c) {
 		return res, err
 	}

@@ -156,6 +156,35 @@ func WithCallerLogLevel(ctx context.Context, level string) context.Context {
 	return context.WithValue(ctx, callerLogLevelKey{}, level)
 }
 
+// callerKey carries a function that yields the calling agent's client
+// capabilities (2026 form) and log level.
+type callerKey struct{}
+
+// WithCaller is WithCallerCapabilities and WithCallerLogLevel on demand:
+// of runs only when a request goes to a 2026-era server, so that the
+// requests to 2025-era servers, which never see an agent's capabilities,
+// pay nothing to compute them. Values set by the other two win; of may
+// return nil caps or "" to leave either to the default.
+func WithCaller(ctx context.Context, of func() (caps json.RawMessage, level string)) context.Context {
+	return context.WithValue(ctx, callerKey{}, of)
+}
+
+// caller returns the agent's capabilities and log level ctx carries.
+func caller(ctx context.Context) (caps json.RawMessage, level string) {
+	caps, _ = ctx.Value(callerCapabilitiesKey{}).(json.RawMessage)
+	level, _ = ctx.Value(callerLogLevelKey{}).(string)
+	if of, ok := ctx.Value(callerKey{}).(func() (json.RawMessage, string)); ok && of != nil && (len(caps) == 0 || level == "") {
+		c, l := of()
+		if len(caps) == 0 {
+			caps = c
+		}
+		if level == "" {
+			level = l
+		}
+	}
+	return caps, level
+}
+
 // stamp returns params with the era's _meta members added where params
 // does not set them already (an agent's progressToken stays).
 func (m *requestMeta) stamp(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
@@ -174,7 +203,8 @@ func (m *requestMeta) stamp(ctx context.Context, params json.RawMessage) (json.R
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("params._meta: %v", err)}
 		}
 	}
-	if caps, ok := ctx.Value(callerCapabilitiesKey{}).(json.RawMessage); ok && len(caps) > 0 {
+	caps, level := caller(ctx)
+	if len(caps) > 0 {
 		if _, set := meta[mcp.MetaKeyClientCapabilities]; !set {
 			meta[mcp.MetaKeyClientCapabilities] = caps
 		}
@@ -190,7 +220,7 @@ func (m *requestMeta) stamp(ctx context.Context, params json.RawMessage) (json.R
 	if _, set := meta[mcp.MetaKeyClientCapabilities]; !set {
 		meta[mcp.MetaKeyClientCapabilities] = json.RawMessage(`{}`)
 	}
-	if level, ok := ctx.Value(callerLogLevelKey{}).(string); ok && level != "" {
+	if level != "" {
 		if _, set := meta[mcp.MetaKeyLogLevel]; !set {
 			b, err := json.Marshal(level)
 			if err != nil {
