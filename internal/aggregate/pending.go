@@ -85,6 +85,7 @@ type pendingCall struct {
 
 	mu      sync.Mutex
 	busy    bool                   // a request of the agent is being served on it
+	over    bool                   // its result was given: later retries are refused
 	waiting map[string]*pendingAsk // sent to the agent, not yet answered
 	n       int
 	// round counts the InputRequiredResults sent; each has a state of its
@@ -218,6 +219,13 @@ func (t *pendingTable) resume(ctx context.Context, p *pendingCall, state string,
 		p.mu.Unlock()
 		return nil, invalidParams("requestState %s: replaced by a later round's; retry with the latest", state)
 	}
+	if p.over {
+		// Set before the result goes out, while the table may still hold
+		// p (it forgets p once the call's context ends, on a goroutine of
+		// its own).
+		p.mu.Unlock()
+		return nil, invalidParams("requestState %s: the call is over or expired; retry the original call", state)
+	}
 	p.busy = true
 	var responses map[string]json.RawMessage
 	if v, ok, err := rawjson.MemberValue(params, "inputResponses"); err == nil && ok {
@@ -252,6 +260,9 @@ func (p *pendingCall) next(ctx context.Context) (res mcp.Result, err error, pend
 		case a := <-p.asks:
 			p.add(a)
 		case <-p.done:
+			p.mu.Lock()
+			p.over = true
+			p.mu.Unlock()
 			p.cancel()
 			return p.res, p.err, false
 		case <-ctx.Done():
