@@ -151,3 +151,26 @@ func TestPendingInputFrom2025Server(t *testing.T) {
 		t.Errorf("Go SDK client: %s; want the agent's sampling answer in the result", b)
 	}
 }
+
+// TestPendingInputFromRemote2025Server: the same round trip when the 2025-era server is a `url` (server-everything
+// in its streamable-HTTP mode), whose requests reach the gateway through the SDK client's handlers rather than the
+// stdio reader: the TypeScript SDK v2 client pinned to 2026-07-28 answers its sampling and elicitation requests.
+func TestPendingInputFromRemote2025Server(t *testing.T) {
+	ts := tsHarness(t)
+	everything := npmServer(t, ts, "mcp-server-everything")
+	url := startEverythingHTTP(t, everything)
+	gw := newTestbox(t)
+	gw.mustLaunch(mcpConfig(t, map[string]any{"everything": map[string]any{"url": url}}))
+	lines := runV2Client(t, ts, "--mode=2026-07-28", "--token="+gw.token,
+		`--steps=[{"op":"tools/call","name":"trigger-sampling-request","arguments":{"prompt":"from v2","maxTokens":20}},`+
+			`{"op":"tools/call","name":"trigger-elicitation-request","arguments":{}}]`,
+		gw.url()+"/mcp")
+	if len(lines) != 3 || lines[0].Era != "modern" {
+		t.Fatalf("v2client: %+v; want connect on the 2026 era and 2 steps", lines)
+	}
+	for i, want := range map[int]string{1: "sampled by v2client", 2: "v2client"} {
+		if l := lines[i]; l.Error != nil || !strings.Contains(string(l.Result), want) {
+			t.Errorf("v2client %s: %+v %s; want %q in the result", l.Op, l.Error, l.Result, want)
+		}
+	}
+}
