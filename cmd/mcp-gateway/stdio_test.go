@@ -362,19 +362,30 @@ func TestStdioCancelledCallGetsNoAnswer(t *testing.T) {
 }
 
 // TestStdioTasks: in stdio mode, a task-augmented call and tasks/list reach
-// the server (the SDK's server knows neither), with the gateway's task id.
+// the server (the SDK's server knows neither), with the gateway's task id;
+// with --tools search, a task-augmented call_tool is the task call of the
+// tool it names.
 func TestStdioTasks(t *testing.T) {
+	for _, view := range []struct{ flag, call string }{
+		{"all", `{"name":"task_echo","arguments":{},"task":{}}`},
+		{"search", `{"name":"call_tool","arguments":{"name":"task_echo","arguments":{}},"task":{}}`},
+	} {
+		t.Run(view.flag, func(t *testing.T) { stdioTask(t, view.flag, view.call) })
+	}
+}
+
+func stdioTask(t *testing.T, view, call string) {
 	dir := t.TempDir()
 	cfg := mcpConfig(t, map[string]any{
 		"a": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "a", Tools: []string{"echo"}, Tasks: true})},
 	})
-	cmd := exec.Command(gatewayBin, "stdio", "--config", cfg, "--log-file", filepath.Join(dir, "stdio.log"),
+	cmd := exec.Command(gatewayBin, "stdio", "--tools", view, "--config", cfg, "--log-file", filepath.Join(dir, "stdio.log"),
 		"--catalog", filepath.Join(dir, "catalog.json"), "--servers-dir", filepath.Join(dir, "servers"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Stdin = strings.NewReader(strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
-		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_echo","arguments":{},"task":{}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":` + call + `}`,
 	}, "\n") + "\n")
 	var stdout bytes.Buffer
 	cmd.Stdout = &stdout

@@ -419,11 +419,11 @@ func TestTasksRoutedToTheirServer(t *testing.T) {
 	if !aggregate.IsTaskRequest("tools/call", json.RawMessage(params)) || aggregate.IsTaskRequest("tools/call", json.RawMessage(`{"name":"echo"}`)) {
 		t.Error("IsTaskRequest does not tell a task-augmented call")
 	}
-	resA, err := g.Task(ctx, ss, "tools/call", json.RawMessage(params))
+	resA, err := g.Task(ctx, ss, nil, "tools/call", json.RawMessage(params))
 	if err != nil {
 		t.Fatal(err)
 	}
-	resB, err := g.Task(ctx, ss, "tools/call", json.RawMessage(`{"name":"b_task_echo","arguments":{"y":2},"task":{}}`))
+	resB, err := g.Task(ctx, ss, nil, "tools/call", json.RawMessage(`{"name":"b_task_echo","arguments":{"y":2},"task":{}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -431,19 +431,19 @@ func TestTasksRoutedToTheirServer(t *testing.T) {
 	if a == b || a == "1" || b == "1" {
 		t.Fatalf("task ids %q and %q: the servers' own ids leak or collide", a, b)
 	}
-	got, err := g.Task(ctx, ss, "tasks/get", json.RawMessage(`{"taskId":"`+b+`"}`))
+	got, err := g.Task(ctx, ss, nil, "tasks/get", json.RawMessage(`{"taskId":"`+b+`"}`))
 	if err != nil || !strings.Contains(string(got), `"taskId":"`+b+`"`) {
 		t.Fatalf("tasks/get: %s %v", got, err)
 	}
-	res, err := g.Task(ctx, ss, "tasks/result", json.RawMessage(`{"taskId":"`+a+`"}`))
+	res, err := g.Task(ctx, ss, nil, "tasks/result", json.RawMessage(`{"taskId":"`+a+`"}`))
 	if err != nil || !strings.Contains(string(res), `task result of a: {\"x\":1}`) || !strings.Contains(string(res), `/related-task":{"taskId":"`+a+`"}`) {
 		t.Fatalf("tasks/result of a: %s %v", res, err)
 	}
-	res, err = g.Task(ctx, ss, "tasks/result", json.RawMessage(`{"taskId":"`+b+`"}`))
+	res, err = g.Task(ctx, ss, nil, "tasks/result", json.RawMessage(`{"taskId":"`+b+`"}`))
 	if err != nil || !strings.Contains(string(res), `task result of b: {\"y\":2}`) {
 		t.Fatalf("tasks/result of b: %s %v", res, err)
 	}
-	list, err := g.Task(ctx, ss, "tasks/list", nil)
+	list, err := g.Task(ctx, ss, nil, "tasks/list", nil)
 	if err != nil || !strings.Contains(string(list), `"taskId":"`+a+`"`) || !strings.Contains(string(list), `"taskId":"`+b+`"`) {
 		t.Fatalf("tasks/list: %s %v", list, err)
 	}
@@ -459,10 +459,10 @@ func TestTasksRoutedToTheirServer(t *testing.T) {
 	}
 
 	other := sessionOf(t, g, rawInitialize(t, url))
-	if list, err := g.Task(ctx, other, "tasks/list", nil); err != nil || string(list) != `{"tasks":[]}` {
+	if list, err := g.Task(ctx, other, nil, "tasks/list", nil); err != nil || string(list) != `{"tasks":[]}` {
 		t.Errorf("another session's tasks/list: %s %v", list, err)
 	}
-	if _, err := g.Task(ctx, other, "tasks/get", json.RawMessage(`{"taskId":"`+a+`"}`)); err == nil {
+	if _, err := g.Task(ctx, other, nil, "tasks/get", json.RawMessage(`{"taskId":"`+a+`"}`)); err == nil {
 		t.Error("another session reached this session's task")
 	}
 }

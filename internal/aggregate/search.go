@@ -284,3 +284,44 @@ func innerParams(raw json.RawMessage, name string, args json.RawMessage) (json.R
 	}
 	return p, nil
 }
+
+// viewTaskCall makes a task-augmented call of the search view's call_tool
+// (named name, params as the agent sent them) the task call of the tool it
+// names: its params with that tool's name and arguments, the task and
+// _meta kept. inner is nil for any other call; errResult is the tool error
+// call_tool answers for arguments it cannot take or a tool no one has.
+func (g *Gateway) viewTaskCall(h http.Header, name string, params json.RawMessage) (inner, errResult json.RawMessage) {
+	if g.viewOf(h) != ViewSearch {
+		return nil, nil
+	}
+	search, call := g.viewToolNames()
+	if name != call {
+		return nil, nil
+	}
+	var p struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return nil, toolsearch.ErrorResult(fmt.Errorf("%w: %v", toolsearch.ErrArguments, err))
+	}
+	a, err := toolsearch.ParseCallArgs(p.Arguments)
+	if err != nil {
+		return nil, toolsearch.ErrorResult(err)
+	}
+	g.mu.RLock()
+	_, known := g.tools.routes[a.Name]
+	g.mu.RUnlock()
+	if !known {
+		return nil, toolsearch.ErrorResult(fmt.Errorf("%w: no tool is named %q: find it with %s first",
+			toolsearch.ErrArguments, a.Name, search))
+	}
+	args := a.Arguments
+	if args == nil {
+		args = json.RawMessage(`{}`)
+	}
+	inner, err = innerParams(params, a.Name, args)
+	if err != nil {
+		return nil, toolsearch.ErrorResult(fmt.Errorf("%w: %v", toolsearch.ErrArguments, err))
+	}
+	return inner, nil
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -45,13 +46,15 @@ func IsTaskRequest(method string, params json.RawMessage) bool {
 
 // Task answers a request of ss for which IsTaskRequest holds, with the
 // result as raw JSON. Its params go to the server as the agent sent them,
-// the tool name and task id mapped to the server's.
-func (g *Gateway) Task(ctx context.Context, ss *mcp.ServerSession, method string, params json.RawMessage) (json.RawMessage, error) {
+// the tool name and task id mapped to the server's. h is the request's
+// header (nil: none), which names its tool view: in the search view a
+// call_tool with a task is the task call of the tool it names.
+func (g *Gateway) Task(ctx context.Context, ss *mcp.ServerSession, h http.Header, method string, params json.RawMessage) (json.RawMessage, error) {
 	if len(params) == 0 {
 		params = json.RawMessage(`{}`)
 	}
 	if method == "tools/call" {
-		return g.callTask(ctx, ss, params)
+		return g.callTask(ctx, ss, h, params)
 	}
 	if method == "tasks/list" {
 		return g.listTasks(ctx, ss)
@@ -133,12 +136,20 @@ func (g *Gateway) relatedTask(res json.RawMessage, server, exported string) json
 
 // callTask forwards a task-augmented tools/call and exports the task id of
 // the CreateTaskResult.
-func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, params json.RawMessage) (json.RawMessage, error) {
+func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, h http.Header, params json.RawMessage) (json.RawMessage, error) {
 	var p struct {
 		Name string `json:"name"`
 	}
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, invalidParams("tools/call: %v", err)
+	}
+	if inner, errResult := g.viewTaskCall(h, p.Name, params); errResult != nil {
+		return errResult, nil
+	} else if inner != nil {
+		params = inner
+		if err := json.Unmarshal(params, &p); err != nil {
+			return nil, invalidParams("tools/call: %v", err)
+		}
 	}
 	g.mu.RLock()
 	r, ok := g.tools.routes[p.Name]

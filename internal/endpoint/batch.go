@@ -160,7 +160,7 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 		}
 		run := func() {
 			if c.task {
-				c.res, c.err = f.e.agg.Task(c.ctx, ss, c.msg.Method, c.msg.Params)
+				c.res, c.err = f.e.agg.Task(c.ctx, ss, r.Header, c.msg.Method, c.msg.Params)
 			} else {
 				c.res, c.err = f.e.agg.Send(c.ctx, ss, &c.fw, nil, nil)
 			}

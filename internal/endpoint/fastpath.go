@@ -165,7 +165,7 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	var stream *eventStream
 	switch {
 	case task:
-		res, err = f.e.agg.Task(ctx, ss, msg.Method, msg.Params)
+		res, err = f.e.agg.Task(ctx, ss, r.Header, msg.Method, msg.Params)
 	case streams:
 		// Progress and log messages of the call go on this response,
 		// which becomes an SSE stream at the first one.

@@ -75,3 +75,41 @@ func TestRootsWhenTheAgentArrives(t *testing.T) {
 		return strings.Contains(logs.String(), "fixture: roots now [file:///agent/project]")
 	})
 }
+
+// TestCallToolWithTask: in the search view, a call_tool with a task is
+// the task call of the tool it names (a task the agent then fetches like
+// any other), a call_tool naming no tool is call_tool's tool error, and in
+// the default view call_tool stays unknown, task or not.
+func TestCallToolWithTask(t *testing.T) {
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 0), &strings.Builder{}, fixtureSpec("a", fixture.Options{Name: "a", Tasks: true}))
+	s := newRawSessionWith(t, url+"?tools=search", token, `{}`)
+	one := func(body string) json.RawMessage {
+		t.Helper()
+		status, _, replies := s.post(body)
+		if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil {
+			t.Fatalf("%s: %d %+v", body, status, replies)
+		}
+		return replies[0].Result
+	}
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	res := one(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"task_echo","arguments":{"n":7}},"task":{"ttl":60000}}}`)
+	if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskID == "" {
+		t.Fatalf("call_tool with a task: %s; want a created task", res)
+	}
+	if got := one(`{"jsonrpc":"2.0","id":2,"method":"tasks/result","params":{"taskId":"` + created.Task.TaskID + `"}}`); !strings.Contains(string(got), `task result of a: {\"n\":7}`) {
+		t.Errorf("tasks/result of call_tool's task: %s", got)
+	}
+	if got := one(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"no_such_tool"},"task":{}}}`); !strings.Contains(string(got), `"isError":true`) || !strings.Contains(string(got), "no_such_tool") {
+		t.Errorf("call_tool with a task of an unknown tool: %s; want call_tool's tool error", got)
+	}
+
+	all := newRawSessionWith(t, url, token, `{}`)
+	status, _, replies := all.post(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"call_tool","arguments":{"name":"task_echo"},"task":{}}}`)
+	if status != http.StatusOK || len(replies) != 1 || replies[0].Error == nil {
+		t.Errorf("call_tool with a task in the default view: %d %+v; want an unknown tool", status, replies)
+	}
+}

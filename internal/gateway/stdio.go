@@ -23,7 +23,7 @@ func (g *Gateway) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) e
 	t := stdioserve.New(in, out, g.cfg.ShutdownGrace)
 	t.Task = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 		for ss := range g.agg.Server().Sessions() { // stdio has one
-			return g.agg.Task(ctx, ss, method, params)
+			return g.agg.Task(ctx, ss, nil, method, params)
 		}
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "not initialized"}
 	}
