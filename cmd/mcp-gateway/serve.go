@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/auth"
 	"github.com/mcp-gateway/mcp-gateway/internal/gateway"
 	"github.com/mcp-gateway/mcp-gateway/internal/logfile"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // runServe runs the gateway in the foreground: `mcp-gateway serve`. With
@@ -276,7 +277,9 @@ func newLogger(w io.Writer, level string) (zerolog.Logger, error) {
 	if err != nil {
 		return zerolog.Nop(), &usageError{fmt.Sprintf("--log-level: %v", err)}
 	}
-	return zerolog.New(w).Level(lvl).With().Timestamp().Logger(), nil
+	// The hook puts a traced request's trace and span ids on the lines
+	// written with its context (nothing when telemetry is off).
+	return zerolog.New(w).Level(lvl).Hook(telemetry.LogHook{}).With().Timestamp().Logger(), nil
 }
 
 // flagSet reports whether the named flag was given on the command line.

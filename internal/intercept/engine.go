@@ -235,7 +235,7 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage,
 		}
 		if err != nil {
 			if l.spec.FailOpen {
-				e.log.Warn().Err(err).Str("interceptor", l.spec.Name).Str("server", c.Server).Str("tool", c.ExportedTool).
+				e.log.Warn().Ctx(ctx).Err(err).Str("interceptor", l.spec.Name).Str("server", c.Server).Str("tool", c.ExportedTool).
 					Msg("interceptor failed; letting the call through (failOpen)")
 				trace = append(trace, l.spec.Name+":failed-open")
 				continue
@@ -276,7 +276,7 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage,
 		}
 		if err != nil {
 			if l.spec.FailOpen {
-				e.log.Warn().Err(err).Str("interceptor", l.spec.Name).Str("server", c.Server).Str("tool", c.ExportedTool).
+				e.log.Warn().Ctx(ctx).Err(err).Str("interceptor", l.spec.Name).Str("server", c.Server).Str("tool", c.ExportedTool).
 					Msg("interceptor failed; passing the result on (failOpen)")
 				trace = append(trace, l.spec.Name+":failed-open")
 				continue
@@ -327,10 +327,10 @@ func (e *Engine) Visible(ctx context.Context, server string, tools []*mcp.Tool) 
 		hide, err := l.list(ctx, &contract.Request{Hook: contract.HookTools, Server: server, Tools: asked})
 		if err != nil {
 			if l.spec.FailOpen {
-				e.log.Warn().Err(err).Str("interceptor", l.spec.Name).Str("server", server).Msg("tools hook failed; hiding nothing (failOpen)")
+				e.log.Warn().Ctx(ctx).Err(err).Str("interceptor", l.spec.Name).Str("server", server).Msg("tools hook failed; hiding nothing (failOpen)")
 				continue
 			}
-			e.log.Error().Err(err).Str("interceptor", l.spec.Name).Str("server", server).Int("hidden", len(names)).
+			e.log.Error().Ctx(ctx).Err(err).Str("interceptor", l.spec.Name).Str("server", server).Int("hidden", len(names)).
 				Msg("tools hook failed; hiding the tools it was asked about")
 			hide = names
 		}

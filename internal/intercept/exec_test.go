@@ -10,8 +10,11 @@ import (
 	"testing"
 
 	"github.com/rs/zerolog"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // execScript is a real exec interceptor in the style of the README: plain
@@ -214,5 +217,36 @@ func TestExecStderrIsLogged(t *testing.T) {
 	interceptorError(t, err, "status 7")
 	if !strings.Contains(logs.String(), `"interceptor":"tp","stream":"stderr","line":"failing on purpose"`) {
 		t.Errorf("log lacks the command's stderr:\n%s", logs.String())
+	}
+}
+
+// A failOpen warning written in a traced call's context carries the
+// call's trace and span ids (through the command's log hook), and one in
+// an untraced context (telemetry off) carries none.
+func TestFailOpenLogHasTraceIDs(t *testing.T) {
+	doc, _ := execConfig(t, allHooks, ","+answerTimeout+`,"failOpen":true`)
+	cfg, err := Parse([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs syncBuffer
+	e := New(cfg, nil, Options{Logger: zerolog.New(&logs).Hook(telemetry.LogHook{})})
+	defer e.Close()
+	if _, _, err := e.Call(context.Background(), call("fail"), (&upstream{}).next); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "trace_id") {
+		t.Errorf("untraced call's log has a trace id:\n%s", logs.String())
+	}
+	tid, _ := oteltrace.TraceIDFromHex("0af7651916cd43dd8448eb211c80319c")
+	sid, _ := oteltrace.SpanIDFromHex("b7ad6b7169203331")
+	ctx := oteltrace.ContextWithSpanContext(context.Background(), oteltrace.NewSpanContext(oteltrace.SpanContextConfig{
+		TraceID: tid, SpanID: sid, TraceFlags: oteltrace.FlagsSampled}))
+	if _, _, err := e.Call(ctx, call("fail"), (&upstream{}).next); err != nil {
+		t.Fatal(err)
+	}
+	want := `"trace_id":"0af7651916cd43dd8448eb211c80319c","span_id":"b7ad6b7169203331","message":"interceptor failed; letting the call through (failOpen)"`
+	if !strings.Contains(logs.String(), want) {
+		t.Errorf("log lacks %s:\n%s", want, logs.String())
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // runRemote runs a Remote for spec until the test ends, checking that Run
@@ -20,7 +21,7 @@ import (
 func runRemote(t *testing.T, spec catalog.ServerSpec, opts RemoteOptions) (*Remote, *logBuffer) {
 	t.Helper()
 	logs := &logBuffer{}
-	opts.Logger = zerolog.New(logs)
+	opts.Logger = zerolog.New(logs).Hook(telemetry.LogHook{}) // as the command's logger has it
 	if opts.MinBackoff == 0 {
 		opts.MinBackoff = 10 * time.Millisecond
 	}

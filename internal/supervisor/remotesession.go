@@ -12,6 +12,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // remoteSession is one MCP session with the remote. It ends when the SDK
@@ -317,12 +319,14 @@ func (r *Remote) do(ctx context.Context, fn func(sess *remoteSession) error) err
 			status = http.StatusNotFound
 		}
 		sess.markBroken(sessionGone(status))
-		r.log.Info().Msg("remote session expired; re-initializing and retrying the call")
+		r.log.Info().Ctx(ctx).Int("status", status).Msg("remote session expired; re-initializing and retrying the call")
+		telemetry.SessionExpired(ctx, status)
 		next, err := r.session(ctx, sess)
 		if err != nil {
 			return &CallError{Server: r.spec.Name, Err: fmt.Errorf("session expired and no new session: %w", err)}
 		}
 		sess = next
+		telemetry.Retry(ctx, 2, "session_expired")
 		if err = fn(sess); err == nil {
 			sess.served.Store(true)
 			r.noteOutcome(sess, nil)
