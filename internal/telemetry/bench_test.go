@@ -55,3 +55,19 @@ func BenchmarkCall(b *testing.B) {
 		run(b, tel)
 	})
 }
+
+// BenchmarkSizes is the size metrics a served call records (its params'
+// and its result's bytes) with --metrics: what mcp_gateway.message.size
+// adds to a call.
+func BenchmarkSizes(b *testing.B) {
+	tel, err := telemetry.New(context.Background(), telemetry.Options{Metrics: true, Env: envOf()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tel.Shutdown(context.Background())
+	_, op := tel.Serve(context.Background(), telemetry.Request{Method: "tools/call", Tool: "echo"})
+	b.ReportAllocs()
+	for b.Loop() {
+		op.Bytes(120, 480)
+	}
+}

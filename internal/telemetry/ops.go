@@ -295,12 +295,18 @@ func (t *Telemetry) attrSet(r Request, server, errType string) attribute.Set {
 		return v.(attribute.Set)
 	}
 	set := metricAttrs(r, server, errType)
+	t.cacheSet(key, set)
+	return set
+}
+
+// cacheSet keeps set under key in the cache of attribute sets, unless it
+// holds maxCachedSets already.
+func (t *Telemetry) cacheSet(key any, set attribute.Set) {
 	if t.setCount.Load() < maxCachedSets {
 		if _, loaded := t.sets.LoadOrStore(key, set); !loaded {
 			t.setCount.Add(1)
 		}
 	}
-	return set
 }
 
 // IDs are the trace and span ids (hex) of the span in ctx, "" when none

@@ -65,12 +65,11 @@ func (op *Op) Bytes(in, out int) {
 		return
 	}
 	h := op.t.inst.sizes.bytes
-	method := keyMethod.String(op.req.Method)
 	if in >= 0 {
-		h.Record(context.Background(), float64(in), metric.WithAttributes(method, keyDirection.String("in")))
+		h.Record(context.Background(), float64(in), metric.WithAttributeSet(op.t.sizeSet(op.req.Method, "in")))
 	}
 	if out >= 0 {
-		h.Record(context.Background(), float64(out), metric.WithAttributes(method, keyDirection.String("out")))
+		h.Record(context.Background(), float64(out), metric.WithAttributeSet(op.t.sizeSet(op.req.Method, "out")))
 	}
 }
 
@@ -79,7 +78,7 @@ func (op *Op) Items(n int) {
 	if op == nil || op.t.inst.sizes.items == nil {
 		return
 	}
-	op.t.inst.sizes.items.Record(context.Background(), float64(n), metric.WithAttributes(keyMethod.String(op.req.Method)))
+	op.t.inst.sizes.items.Record(context.Background(), float64(n), metric.WithAttributeSet(op.t.sizeSet(op.req.Method, "")))
 }
 
 // Decisions records what interceptors did to the served request in ctx,
@@ -98,10 +97,45 @@ func Decisions(ctx context.Context, decisions []string) {
 		if i < 0 {
 			continue
 		}
-		attrs := []attribute.KeyValue{keyInterceptor.String(d[:i]), keyOutcome.String(d[i+1:])}
-		span.AddEvent("mcp_gateway.interceptor.decision", trace.WithAttributes(attrs...))
+		if span.IsRecording() {
+			span.AddEvent("mcp_gateway.interceptor.decision", trace.WithAttributes(
+				keyInterceptor.String(d[:i]), keyOutcome.String(d[i+1:])))
+		}
 		if t.inst.sizes.decisions != nil {
-			t.inst.sizes.decisions.Add(ctx, 1, metric.WithAttributes(attrs...))
+			t.inst.sizes.decisions.Add(ctx, 1, metric.WithAttributeSet(t.decisionSet(d[:i], d[i+1:])))
 		}
 	}
+}
+
+// sizeKey and decisionKey are what the size and decision metrics'
+// attribute sets are made of, cached beside the durations' (attrSet):
+// building a set sorts and allocates, on every record otherwise.
+type sizeKey struct{ method, direction string }
+
+type decisionKey struct{ name, outcome string }
+
+// sizeSet is the attribute set of a size: the method, and the direction
+// unless it is "" (a list's size).
+func (t *Telemetry) sizeSet(method, direction string) attribute.Set {
+	key := sizeKey{method, direction}
+	if v, ok := t.sets.Load(key); ok {
+		return v.(attribute.Set)
+	}
+	set := attribute.NewSet(keyMethod.String(method))
+	if direction != "" {
+		set = attribute.NewSet(keyMethod.String(method), keyDirection.String(direction))
+	}
+	t.cacheSet(key, set)
+	return set
+}
+
+// decisionSet is the attribute set of an interceptor's decision.
+func (t *Telemetry) decisionSet(name, outcome string) attribute.Set {
+	key := decisionKey{name, outcome}
+	if v, ok := t.sets.Load(key); ok {
+		return v.(attribute.Set)
+	}
+	set := attribute.NewSet(keyInterceptor.String(name), keyOutcome.String(outcome))
+	t.cacheSet(key, set)
+	return set
 }

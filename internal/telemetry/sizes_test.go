@@ -75,6 +75,10 @@ func TestSizesAndDecisionsInPrometheus(t *testing.T) {
 	op.Bytes(5000, 20)
 	telemetry.Decisions(ctx, []string{"g:deny", "p:replace"})
 	op.End("")
+	// The same interceptor, another outcome: its own series.
+	ctx, op = tel.Serve(context.Background(), telemetry.Request{Method: "tools/call", Tool: "t"})
+	telemetry.Decisions(ctx, []string{"g:rewrite"})
+	op.End("")
 
 	rec := httptest.NewRecorder()
 	tel.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
@@ -116,8 +120,8 @@ func TestSizesAndDecisionsInPrometheus(t *testing.T) {
 	for _, m := range fams["mcp_gateway_interceptor_decisions_total"].GetMetric() {
 		dec[label(m, "mcp_gateway_interceptor_name")+":"+label(m, "mcp_gateway_interceptor_outcome")] = m.GetCounter().GetValue()
 	}
-	if dec["g:deny"] != 2 || dec["p:replace"] != 1 || len(dec) != 2 {
-		t.Errorf("decisions %v, want g:deny 2, p:replace 1", dec)
+	if dec["g:deny"] != 2 || dec["p:replace"] != 1 || dec["g:rewrite"] != 1 || len(dec) != 3 {
+		t.Errorf("decisions %v, want g:deny 2, p:replace 1, g:rewrite 1", dec)
 	}
 }
 
