@@ -14,7 +14,7 @@ import (
 )
 
 // TestRemoteRetryTraced: a call forwarded in a traced request, whose
-// remote lost the session, carries the re-initialization and the retry as
+// remote expired the session (404), carries the re-initialization and the retry as
 // events on its client span (received by a real OTLP receiver), and the
 // supervisor's log line about it has that span's trace and span ids.
 func TestRemoteRetryTraced(t *testing.T) {
@@ -29,7 +29,9 @@ func TestRemoteRetryTraced(t *testing.T) {
 	if err != nil || !tel.Tracing() {
 		t.Fatalf("telemetry.New = %v, %v", tel, err)
 	}
-	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
+	// The remote forgets the session without closing the standalone
+	// stream, so that the call, not the stream, is what finds it gone.
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok", JSONNotFound: true})
 	spec := catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}
 	r, logs := runRemote(t, spec, RemoteOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -38,12 +40,12 @@ func TestRemoteRetryTraced(t *testing.T) {
 	if _, err := r.CallRaw(ctx, "tools/call", params); err != nil {
 		t.Fatalf("first call: %v", err)
 	}
-	rem.Restart()
+	rem.ForgetSessions()
 	sctx, served := tel.Serve(ctx, telemetry.Request{Method: "tools/call", Tool: "generation"})
 	fctx, fwd := telemetry.Forward(sctx, "rm", telemetry.Request{Method: "tools/call", Tool: "generation"})
 	res, err := r.CallRaw(fctx, "tools/call", params)
-	if err != nil || !strings.Contains(string(res), `"2"`) {
-		t.Fatalf("call after the remote restarted: %s, %v", res, err)
+	if err != nil || rem.Inits.Load() != 2 {
+		t.Fatalf("call after the remote forgot the session: %s, %v (initializes %d)", res, err, rem.Inits.Load())
 	}
 	fwd.End("")
 	served.End("")
