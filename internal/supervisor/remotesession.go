@@ -166,10 +166,18 @@ func (r *Remote) hold(ctx context.Context, sess *remoteSession) error {
 			err, over = r.describe(sess.rt, err), true
 		}
 	}
+	if err != nil {
+		err = r.clean(err)
+	}
 	r.mu.Lock()
 	if r.cur == sess {
 		r.cur = nil
 		if ctx.Err() == nil {
+			// Why, in the same step: a status that says restarting says
+			// why (Run records the rest once the session is closed).
+			if err != nil {
+				r.lastErr = firstLine(err.Error())
+			}
 			r.setStateLocked(StateRestarting)
 		}
 	}
@@ -177,9 +185,6 @@ func (r *Remote) hold(ctx context.Context, sess *remoteSession) error {
 	sess.cs.Close()
 	<-sess.ended
 	sess.stream.close()
-	if err != nil {
-		err = r.clean(err)
-	}
 	return err
 }
 
