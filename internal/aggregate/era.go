@@ -54,6 +54,20 @@ func (g *Gateway) handleStateless(ctx context.Context, method string, req mcp.Re
 	return g.stampedResult(method, res), nil
 }
 
+// AgentSessions counts the sessions of 2025-era agents (over HTTP or
+// stdio): the sessions an operator sees open. A session the SDK makes for
+// one 2026-era request lives only while that request is served, and is
+// not counted.
+func (g *Gateway) AgentSessions() int {
+	n := 0
+	for ss := range g.server.Sessions() {
+		if !statelessSession(ss) {
+			n++
+		}
+	}
+	return n
+}
+
 // statelessSession reports whether ss was made for one 2026-era request.
 func statelessSession(ss *mcp.ServerSession) bool {
 	if ss == nil {

@@ -11,13 +11,7 @@ import (
 )
 
 // sessionCount is the agent sessions open, for the sessions gauge.
-func (g *Gateway) sessionCount() int {
-	n := 0
-	for range g.agg.Server().Sessions() {
-		n++
-	}
-	return n
-}
+func (g *Gateway) sessionCount() int { return g.agg.AgentSessions() }
 
 // serverStates is the servers' states and restarts, for their metrics.
 func (g *Gateway) serverStates() []telemetry.ServerState {
