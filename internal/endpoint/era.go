@@ -1,15 +1,14 @@
 package endpoint
 
 import (
-	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 )
 
 // The endpoint serves both protocol eras from one URL, chosen per request:
@@ -33,12 +32,6 @@ import (
 // so that a 2026 request never meets the 2025 era's "Mcp-Session-Id header
 // required" refusal.
 
-// statelessRevision is the first protocol revision without initialize.
-const statelessRevision = "2026-07-28"
-
-// metaProtocolVersion is the _meta key that makes a request a 2026-era one.
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
-
 // protocolVersionHeader is the header every HTTP request after
 // initialize (2025 era) or every request (2026 era) names its version in.
 const protocolVersionHeader = "Mcp-Protocol-Version"
@@ -51,13 +44,13 @@ func eraOf(h http.Header, msg *rpcMessage) (stateless bool, refusal *jsonrpc.Err
 	if msg.Batch > 0 {
 		return false, nil // no batches after 2025-03-26: the 2025 path refuses them
 	}
-	version, claimed := metaVersion(msg.Params)
+	version, claimed := aggregate.ClaimedVersion(msg.Params)
 	if !claimed {
 		// Without the envelope, only a notification can be 2026-era (it
 		// carries no _meta triple); a call with the header alone gets the
 		// SDK's -32602 for the missing _meta there as well.
 		hv := h.Get(protocolVersionHeader)
-		return hv >= statelessRevision && h.Get(sessionIDHeader) == "", nil
+		return hv >= aggregate.StatelessRevision && h.Get(sessionIDHeader) == "", nil
 	}
 	if hv := h.Get(protocolVersionHeader); hv != "" && hv != version {
 		// A header that disagrees with the body: the SDK's stateless
@@ -66,43 +59,9 @@ func eraOf(h http.Header, msg *rpcMessage) (stateless bool, refusal *jsonrpc.Err
 		return true, nil
 	}
 	if !slices.Contains(mcp.SupportedProtocolVersions(), version) {
-		return false, unsupportedVersion(version)
+		return false, aggregate.UnsupportedVersion(version)
 	}
-	return version >= statelessRevision, nil
-}
-
-// metaVersion returns the protocol version a request's params claim in
-// _meta; claimed is false when they claim none. A cheap look for the key
-// comes first: every request passes here.
-func metaVersion(params json.RawMessage) (version string, claimed bool) {
-	if !bytes.Contains(params, []byte(metaProtocolVersion)) {
-		return "", false
-	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if fastjson.Unmarshal(params, &p) != nil {
-		return "", false // the SDK answers malformed params
-	}
-	raw, ok := p.Meta[metaProtocolVersion]
-	if !ok {
-		return "", false
-	}
-	if json.Unmarshal(raw, &version) != nil {
-		return "", true // not a string: no version we speak
-	}
-	return version, true
-}
-
-// unsupportedVersion is -32022 with the versions of both eras, newest
-// first, as the revision's versioning page asks: the client picks one.
-func unsupportedVersion(requested string) *jsonrpc.Error {
-	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: mcp.SupportedProtocolVersions(), Requested: requested})
-	return &jsonrpc.Error{
-		Code:    mcp.CodeUnsupportedProtocolVersion,
-		Message: fmt.Sprintf("protocol version %q is not supported; supported: 2026-07-28 (stateless, no initialize) and the 2025 era (initialize)", requested),
-		Data:    data,
-	}
+	return version >= aggregate.StatelessRevision, nil
 }
 
 // sessionless2026 reports whether a GET or DELETE belongs to the 2026 era:
@@ -110,7 +69,7 @@ func unsupportedVersion(requested string) *jsonrpc.Error {
 // stateless handler answers it with 405: the revision has no standing
 // stream and no session to delete.
 func sessionless2026(r *http.Request) bool {
-	return r.Header.Get(sessionIDHeader) == "" && r.Header.Get(protocolVersionHeader) >= statelessRevision
+	return r.Header.Get(sessionIDHeader) == "" && r.Header.Get(protocolVersionHeader) >= aggregate.StatelessRevision
 }
 
 // newStatelessHandler is the SDK's streamable handler for 2026-era requests

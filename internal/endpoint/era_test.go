@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
@@ -76,7 +77,7 @@ func envelope(version string) string {
 // it, and checks the HTTP status and the JSON-RPC answer of each.
 func TestEraEdge(t *testing.T) {
 	url, token, _ := inProcessGateway(t, testSettings(t, 0), io.Discard)
-	v := statelessRevision
+	v := aggregate.StatelessRevision
 	h := func(kv ...string) map[string]string {
 		m := map[string]string{}
 		for i := 0; i+1 < len(kv); i += 2 {
@@ -231,10 +232,10 @@ func TestEraGoClientNegotiates2026(t *testing.T) {
 		fixtureSpec("fx", fixture.Options{Tools: []string{"echo"}}))
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for _, want := range []string{statelessRevision, "2025-11-25"} {
+	for _, want := range []string{aggregate.StatelessRevision, "2025-11-25"} {
 		t.Run(want, func(t *testing.T) {
 			var opts *mcp.ClientSessionOptions
-			if want != statelessRevision {
+			if want != aggregate.StatelessRevision {
 				opts = &mcp.ClientSessionOptions{ProtocolVersion: want}
 			}
 			client := mcp.NewClient(&mcp.Implementation{Name: "era-agent", Version: "1"}, nil)
@@ -248,7 +249,7 @@ func TestEraGoClientNegotiates2026(t *testing.T) {
 			if got := cs.InitializeResult().ProtocolVersion; got != want {
 				t.Fatalf("negotiated %q, want %q", got, want)
 			}
-			if id := cs.ID(); (id == "") != (want == statelessRevision) {
+			if id := cs.ID(); (id == "") != (want == aggregate.StatelessRevision) {
 				t.Errorf("session id %q on %s", id, want)
 			}
 			tools, err := cs.ListTools(ctx, nil)
@@ -309,8 +310,8 @@ func TestEraReplicas(t *testing.T) {
 		t.Fatalf("2026-era connect through the proxy: %v", err)
 	}
 	defer cs.Close()
-	if v := cs.InitializeResult().ProtocolVersion; v != statelessRevision {
-		t.Fatalf("negotiated %q through the proxy, want %s", v, statelessRevision)
+	if v := cs.InitializeResult().ProtocolVersion; v != aggregate.StatelessRevision {
+		t.Fatalf("negotiated %q through the proxy, want %s", v, aggregate.StatelessRevision)
 	}
 	for i := range 4 {
 		if _, err := cs.ListTools(ctx, nil); err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	fastjson "github.com/segmentio/encoding/json"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/jsonlimit"
 )
 
@@ -294,7 +295,7 @@ func checkKept(msg *rpcMessage, size int) *jsonrpc.Error {
 			return invalidRequest(fmt.Sprintf("initialize larger than %d bytes", maxInitializeBytes))
 		}
 	case "logging/setLevel":
-		if v, _ := metaVersion(msg.Params); v >= statelessRevision {
+		if v, _ := aggregate.ClaimedVersion(msg.Params); v >= aggregate.StatelessRevision {
 			return nil // removed in that revision: the stateless handler answers 404 (era.go)
 		}
 		var p struct {

@@ -1,13 +1,12 @@
 package stdioserve
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 )
 
 // Stdio mode serves both protocol eras. A connection that opens with
@@ -20,42 +19,10 @@ import (
 // the raw path (rawpath.go), whose answers are the server's bytes as they
 // came: it goes through the SDK, where the aggregate stamps it.
 
-// statelessRevision is the first protocol revision without initialize: its
-// requests carry the client's version and capabilities in _meta, and every
-// result must say its resultType.
-const statelessRevision = "2026-07-28"
-
-// metaProtocolVersion is the _meta key that makes a request a
-// stateless-revision one.
-const metaProtocolVersion = "io.modelcontextprotocol/protocolVersion"
-
-// claimedVersion returns the protocol version a request's params claim in
-// _meta; claimed is false when they claim none (a cheap look first: every
-// request passes here).
-func claimedVersion(params json.RawMessage) (version string, claimed bool) {
-	if !bytes.Contains(params, []byte(metaProtocolVersion)) {
-		return "", false
-	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return "", false // the SDK answers malformed params
-	}
-	raw, ok := p.Meta[metaProtocolVersion]
-	if !ok {
-		return "", false
-	}
-	if json.Unmarshal(raw, &version) != nil {
-		return "", true
-	}
-	return version, true
-}
-
 // isStateless reports whether req is a 2026-era request (the envelope rule).
 func isStateless(req *jsonrpc.Request) bool {
-	v, ok := claimedVersion(req.Params)
-	return ok && v >= statelessRevision
+	v, ok := aggregate.ClaimedVersion(req.Params)
+	return ok && v >= aggregate.StatelessRevision
 }
 
 // statelessRefusal is the answer to a call whose _meta claims a protocol
@@ -66,19 +33,11 @@ func statelessRefusal(req *jsonrpc.Request) *jsonrpc.Response {
 	if !req.IsCall() {
 		return nil
 	}
-	version, claimed := claimedVersion(req.Params)
+	version, claimed := aggregate.ClaimedVersion(req.Params)
 	if !claimed || slices.Contains(mcp.SupportedProtocolVersions(), version) {
 		return nil
 	}
-	data, err := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: mcp.SupportedProtocolVersions(), Requested: version})
-	if err != nil {
-		return nil
-	}
-	return &jsonrpc.Response{ID: req.ID, Error: &jsonrpc.Error{
-		Code:    mcp.CodeUnsupportedProtocolVersion,
-		Message: fmt.Sprintf("protocol version %q is not supported; supported: 2026-07-28 (no initialize) and the 2025 era (initialize)", version),
-		Data:    data,
-	}}
+	return &jsonrpc.Response{ID: req.ID, Error: aggregate.UnsupportedVersion(version)}
 }
 
 // SupportsProtocolVersion implements mcp.ProtocolVersionSupporter: stdio
