@@ -6,13 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -205,30 +203,13 @@ func markedServer(t *testing.T) (cfg, marker string) {
 func TestNoUpstreamOutlivesGateway(t *testing.T) {
 	t.Run("sigkill", func(t *testing.T) {
 		cfg, marker := markedServer(t)
-		cmd := exec.Command(gatewayBin, gatewayStdioArgs(t.TempDir(), cfg)[1:]...)
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		defer stdin.Close()
-		// The answer to initialize comes once the server is ready, so its processes are running.
-		io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
-		line, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil || !strings.Contains(line, `"id":1`) {
-			t.Fatalf("initialize: %q %v", line, err)
-		}
+		gw := startPiped(t, exec.Command(gatewayBin, gatewayStdioArgs(t.TempDir(), cfg)[1:]...))
+		initializeStdio(t, gw)
 		if len(markedProcesses(marker)) == 0 {
 			t.Fatal("the server's child is not running: the test would prove nothing")
 		}
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
+		_ = gw.cmd.Process.Kill() // the gateway alone, not its session
+		_ = gw.cmd.Wait()
 		awaitNoMarked(t, marker, "after SIGKILL of the gateway")
 	})
 

@@ -5,12 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -130,25 +128,9 @@ func TestNoUpstreamOutlivesGateway2026Restart(t *testing.T) {
 	ts := tsHarness(t)
 	marker := fmt.Sprintf("3601.%09d", time.Now().UnixNano()%1e9)
 	cfg := mcpConfig(t, map[string]any{"v2": map[string]any{"runCmd": "sleep " + marker + " & node '" + filepath.Join(ts, "v2server.mjs") + "' --legacy=reject"}})
-	cmd := exec.Command(gatewayBin, gatewayStdioArgs(t.TempDir(), cfg)[1:]...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
+	gw := startPiped(t, exec.Command(gatewayBin, gatewayStdioArgs(t.TempDir(), cfg)[1:]...))
 	// The answer to initialize comes once the server is ready (on its second start).
-	io.WriteString(stdin, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.Contains(line, `"id":1`) || !strings.Contains(line, `"result"`) {
-		t.Fatalf("initialize: %q %v", line, err)
-	}
+	initializeStdio(t, gw)
 	// The first start's group was killed when its shell exited; the kill is sent after the exit is reaped.
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) && len(markedProcesses(marker)) > 1 {
@@ -157,7 +139,7 @@ func TestNoUpstreamOutlivesGateway2026Restart(t *testing.T) {
 	if n := len(markedProcesses(marker)); n != 1 {
 		t.Errorf("%d marked processes run beside a ready server, want 1 (its second start's)", n)
 	}
-	_ = cmd.Process.Kill()
-	_ = cmd.Wait()
+	_ = gw.cmd.Process.Kill() // the gateway alone, not its session
+	_ = gw.cmd.Wait()
 	awaitNoMarked(t, marker, "after SIGKILL of the gateway")
 }

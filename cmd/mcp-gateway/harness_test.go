@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -346,4 +347,17 @@ func startPiped(t testing.TB, cmd *exec.Cmd) *piped {
 	})
 	t.Cleanup(p.stop)
 	return p
+}
+
+// initializeStdio sends a 2025-era initialize to a stdio gateway started by
+// startPiped and returns its answer's line: the gateway answers once its
+// servers are ready, so their processes are running by then.
+func initializeStdio(t testing.TB, p *piped) string {
+	t.Helper()
+	io.WriteString(p.in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`+"\n")
+	line, err := bufio.NewReader(p.out).ReadString('\n')
+	if err != nil || !strings.Contains(line, `"id":1`) || !strings.Contains(line, `"result"`) {
+		t.Fatalf("initialize: %q %v", line, err)
+	}
+	return line
 }
