@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -52,28 +49,7 @@ var documented2026 = []struct {
 // runV2ClientRaw runs v2client.mjs and returns its lines as ordered JSON, for comparison member by member.
 func runV2ClientRaw(t *testing.T, ts string, args ...string) []any {
 	t.Helper()
-	cmd := exec.Command("node", append([]string{filepath.Join(ts, "v2client.mjs"), "--timeout=120000"}, args...)...)
-	cmd.Dir = ts
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
-		t.Fatalf("v2client.mjs: %v", err)
-	}
-	var lines []any
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		v, err := decodeOrdered(sc.Bytes())
-		if err != nil {
-			t.Fatalf("v2client.mjs line %q: %v\nstderr: %s", sc.Text(), err, stderr.String())
-		}
-		lines = append(lines, v)
-	}
-	if len(lines) == 0 {
-		t.Fatalf("v2client.mjs printed nothing (%v)\nstderr: %s", err, stderr.String())
-	}
-	return lines
+	return v2ClientLines(t, ts, args, decodeOrdered)
 }
 
 // TestDifferential2026: see the comment at the top of this file. Legs, each compared with its direct baseline:

@@ -43,6 +43,15 @@ type v2Line struct {
 // a line of its own).
 func runV2Client(t *testing.T, ts string, args ...string) []v2Line {
 	t.Helper()
+	return v2ClientLines(t, ts, args, func(b []byte) (v2Line, error) {
+		var l v2Line
+		return l, json.Unmarshal(b, &l)
+	})
+}
+
+// v2ClientLines runs v2client.mjs with args and decodes each line it prints with decode.
+func v2ClientLines[L any](t *testing.T, ts string, args []string, decode func([]byte) (L, error)) []L {
+	t.Helper()
 	cmd := exec.Command("node", append([]string{filepath.Join(ts, "v2client.mjs"), "--timeout=120000"}, args...)...)
 	cmd.Dir = ts
 	var stderr bytes.Buffer
@@ -51,12 +60,12 @@ func runV2Client(t *testing.T, ts string, args ...string) []v2Line {
 	if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		t.Fatalf("v2client.mjs: %v", err)
 	}
-	var lines []v2Line
+	var lines []L
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
-		var l v2Line
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+		l, err := decode(sc.Bytes())
+		if err != nil {
 			t.Fatalf("v2client.mjs line %q: %v\nstderr: %s", sc.Text(), err, stderr.String())
 		}
 		lines = append(lines, l)
