@@ -82,6 +82,13 @@ type Options struct {
 	// (V1) are left out: versions say nothing of what a tool does. Zero
 	// means the default; negative, none.
 	NameCover float64
+	// HintWeight is the weight of the words that instances in a query
+	// stand for ("notes.txt": file; see hints). Zero means the default;
+	// negative, none.
+	HintWeight float64
+	// SeparateSynonyms matches a query word's synonyms as terms of their
+	// own, each with its own idf, rather than with the word as one.
+	SeparateSynonyms bool
 }
 
 func (o Options) withDefaults() Options {
@@ -102,6 +109,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.NameCover == 0 {
 		o.NameCover = 0.3
+	}
+	if o.HintWeight == 0 {
+		o.HintWeight = 1
 	}
 	if o.SizePrior == 0 {
 		o.SizePrior = 0.1
@@ -217,11 +227,16 @@ func Build(docs []Doc, opts Options) *Index {
 		var inName map[string]bool
 		if ix.nameLen != nil {
 			inName = make(map[string]bool)
-			for _, t := range fieldTerms[i][fieldName] {
+			// The name's words count, their joins match as they do
+			// but are not more words the query should say.
+			for _, t := range terms(docs[i].Name) {
 				if !hasDigit(t) && !inName[t] {
 					inName[t] = true
 					ix.nameLen[i]++
 				}
+			}
+			for _, t := range fieldTerms[i][fieldName] {
+				inName[t] = true
 			}
 		}
 		for t, v := range tf {
@@ -240,18 +255,18 @@ func Build(docs []Doc, opts Options) *Index {
 // fields is d's text per field, as terms.
 func (d Doc) fields() [numFields][]string {
 	var fs [numFields][]string
-	fs[fieldName] = terms(d.Name)
-	fs[fieldTitle] = terms(d.Title)
-	fs[fieldDescription] = terms(d.Description)
+	fs[fieldName] = indexTerms(d.Name)
+	fs[fieldTitle] = indexTerms(d.Title)
+	fs[fieldDescription] = indexTerms(d.Description)
 	for _, p := range d.Params {
-		fs[fieldParams] = append(fs[fieldParams], terms(p.Name)...)
-		fs[fieldParams] = append(fs[fieldParams], terms(p.Description)...)
+		fs[fieldParams] = append(fs[fieldParams], indexTerms(p.Name)...)
+		fs[fieldParams] = append(fs[fieldParams], indexTerms(p.Description)...)
 	}
-	fs[fieldServer] = terms(d.Server)
+	fs[fieldServer] = indexTerms(d.Server)
 	// Every tool of a server shares its text: a word of its instructions
 	// matches all of them alike, and says little about any one.
-	fs[fieldServerText] = terms(d.ServerText)
-	fs[fieldLead] = terms(leadSentence(d.Description))
+	fs[fieldServerText] = indexTerms(d.ServerText)
+	fs[fieldLead] = indexTerms(leadSentence(d.Description))
 	return fs
 }
 
@@ -289,12 +304,9 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 	if limit <= 0 || len(ix.docs) == 0 {
 		return nil
 	}
-	weights, origin := ix.queryTerms(query)
+	qs, nq := ix.queryWords(query)
+	weights := termWeights(qs)
 	scores := make([]float64, len(ix.docs))
-	nq := 0 // the query's own words
-	for _, o := range origin {
-		nq = max(nq, o+1)
-	}
 	// matched holds, per doc, which of the query's own words (up to 64)
 	// it matched, as bits.
 	var matched []uint64
@@ -306,20 +318,68 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 	if ix.nameLen != nil {
 		nameHits = make([]float64, len(ix.docs))
 	}
-	for t, qw := range weights {
-		idf := ix.idf[t]
-		bit := uint64(1) << (origin[t] % 64)
-		for _, p := range ix.postings[t] {
-			if scores[p.doc] == 0 {
-				touched = append(touched, p.doc)
+	seen := make([]bool, len(ix.docs))
+	if ix.opts.SeparateSynonyms || ix.opts.Baseline {
+		for t, qw := range weights {
+			idf := ix.idf[t]
+			var mask uint64
+			for _, q := range qs {
+				for _, u := range q.terms {
+					if u == t {
+						mask |= q.mask
+					}
+				}
 			}
-			tf := float64(p.tf)
-			scores[p.doc] += qw * idf * tf * (k1 + 1) / (tf + k1)
-			if matched != nil {
-				matched[p.doc] |= bit
+			for _, p := range ix.postings[t] {
+				if !seen[p.doc] {
+					seen[p.doc] = true
+					touched = append(touched, p.doc)
+				}
+				tf := float64(p.tf)
+				scores[p.doc] += qw * idf * tf * (k1 + 1) / (tf + k1)
+				if matched != nil {
+					matched[p.doc] |= mask
+				}
+				if nameHits != nil && p.inName {
+					nameHits[p.doc] += qw
+				}
 			}
-			if nameHits != nil && p.inName {
-				nameHits[p.doc] += qw
+		}
+	} else {
+		// Each query word with its synonyms is one term (a synonym
+		// operator): their weighted frequencies add up before BM25's
+		// saturation, and its idf is that of the docs holding any of
+		// them, so that a rare synonym ("show") weighs no more than the
+		// common word it stands for ("get").
+		tfw := make([]float64, len(ix.docs))
+		var word []int32
+		n := float64(len(ix.docs))
+		for _, q := range qs {
+			word = word[:0]
+			for k, t := range q.terms {
+				for _, p := range ix.postings[t] {
+					if tfw[p.doc] == 0 {
+						word = append(word, p.doc)
+					}
+					tfw[p.doc] += q.w[k] * float64(p.tf)
+					if nameHits != nil && p.inName {
+						nameHits[p.doc] += q.w[k]
+					}
+				}
+			}
+			df := float64(len(word))
+			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+			for _, d := range word {
+				tf := tfw[d]
+				tfw[d] = 0
+				scores[d] += idf * tf * (k1 + 1) / (tf + k1)
+				if !seen[d] {
+					seen[d] = true
+					touched = append(touched, d)
+				}
+				if matched != nil {
+					matched[d] |= q.mask
+				}
 			}
 		}
 	}
@@ -370,38 +430,6 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 		hits = hits[:limit]
 	}
 	return hits
-}
-
-// queryTerms weighs the query's terms: each once however often it is
-// written (a query is a sentence, not a document), its synonyms at
-// SynonymWeight unless the query has them itself. origin numbers the
-// query's own words and gives each term the word it came from.
-func (ix *Index) queryTerms(query string) (weights map[string]float64, origin map[string]int) {
-	weights, origin = make(map[string]float64), make(map[string]int)
-	var ts []string
-	if ix.opts.Baseline {
-		ts = plainTerms(query)
-	} else {
-		ts = terms(query)
-	}
-	for _, t := range ts {
-		if _, ok := weights[t]; !ok {
-			weights[t] = 1
-			origin[t] = len(origin)
-		}
-	}
-	if ix.opts.Baseline || ix.opts.SynonymWeight <= 0 {
-		return weights, origin
-	}
-	for _, t := range ts {
-		for _, s := range ix.syn[t] {
-			if _, ok := weights[s]; !ok && ix.postings[s] != nil {
-				weights[s] = ix.opts.SynonymWeight
-				origin[s] = origin[t]
-			}
-		}
-	}
-	return weights, origin
 }
 
 // namedServers are the servers whose key the query names, by one of its

@@ -10,12 +10,24 @@ import (
 // a case change too (camelCase, HTTPServer -> http server). Tool names are
 // written every way, and an agent's query names none of them exactly.
 func words(s string, camel bool) []string {
-	var out []string
+	out, _ := splitWords(s, camel)
+	return out
+}
+
+// splitWords is words, and for each word whether a case change, not a
+// separator, parted it from the one before (glued: "Press" of
+// "WordPress").
+func splitWords(s string, camel bool) (out []string, glued []bool) {
 	rs := []rune(s)
 	start := -1
 	flush := func(end int) {
 		if start >= 0 && end > start {
-			out = append(out, strings.ToLower(string(rs[start:end])))
+			w := rs[start:end]
+			if n := len(w); camel && n >= 3 && w[n-1] == 's' && isUpperRun(w[:n-1]) {
+				w = w[:n-1] // PRs, URLs, IDs: the acronym's plural is the acronym
+			}
+			out = append(out, strings.ToLower(string(w)))
+			glued = append(glued, start > 0 && (unicode.IsLetter(rs[start-1]) || unicode.IsDigit(rs[start-1])))
 		}
 		start = -1
 	}
@@ -29,7 +41,8 @@ func words(s string, camel bool) []string {
 			switch {
 			case (unicode.IsLower(prev) || unicode.IsDigit(prev)) && unicode.IsUpper(r):
 				flush(i) // letters and digits stay together: k8s, s3, ec2, V1
-			case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]):
+			case unicode.IsUpper(prev) && unicode.IsUpper(r) && i+1 < len(rs) && unicode.IsLower(rs[i+1]) &&
+				!pluralAcronym(rs, i+1):
 				flush(i) // "HTTPServer": the S starts a word
 			}
 		}
@@ -38,7 +51,23 @@ func words(s string, camel bool) []string {
 		}
 	}
 	flush(len(rs))
-	return out
+	return out, glued
+}
+
+// pluralAcronym reports whether rs[i] is the "s" of an acronym's plural
+// ("PRs", "IDs", "URLs"): it ends a word, so the capital before it does
+// not start one ("PRs" is "prs", not "p" and "rs").
+func pluralAcronym(rs []rune, i int) bool {
+	return rs[i] == 's' && (i+1 == len(rs) || !unicode.IsLower(rs[i+1]))
+}
+
+func isUpperRun(rs []rune) bool {
+	for _, r := range rs {
+		if !unicode.IsUpper(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // stopword reports whether w says nothing about which tool is meant: the
@@ -111,15 +140,38 @@ func isASCIIAlpha(w string) bool {
 // terms is text as the ranker indexes and queries it: words (camelCase
 // split), stopwords dropped, stemmed.
 func terms(s string) []string {
-	ws := words(s, true)
-	out := ws[:0]
-	for _, w := range ws {
+	ts, _, _ := termsJoined(s)
+	return ts
+}
+
+// termsJoined is terms, and the joins of the camelCase parts that stand
+// next to each other ("WordPress" gives "word", "press" and, joined,
+// "wordpress"): products are written both ways ("Wordpress",
+// "WordPress", "GitHub", "github"), and a query says them either way.
+// Joins with a digit (pressV1) are left out. parts[k] holds the
+// positions in ts of the two words of joins[k].
+func termsJoined(s string) (ts, joins []string, parts [][2]int) {
+	ws, glued := splitWords(s, true)
+	prev := -1 // position in ts of the word before, -1 if dropped
+	for i, w := range ws {
 		if stopword(w) || len(w) == 1 && (w[0] < '0' || w[0] > '9') {
+			prev = -1
 			continue // a lone letter ("what's" -> s) says nothing
 		}
-		out = append(out, stem(w))
+		if glued[i] && prev >= 0 && !hasDigit(w) && !hasDigit(ws[i-1]) {
+			joins = append(joins, stem(ws[i-1]+w))
+			parts = append(parts, [2]int{prev, len(ts)})
+		}
+		prev = len(ts)
+		ts = append(ts, stem(w))
 	}
-	return out
+	return ts, joins, parts
+}
+
+// indexTerms is text as the index holds it: its terms and their joins.
+func indexTerms(s string) []string {
+	ts, joins, _ := termsJoined(s)
+	return append(ts, joins...)
 }
 
 // plainTerms is text as the plain BM25 baseline reads it: lowercase words

@@ -16,6 +16,9 @@ func TestWords(t *testing.T) {
 		"browser_take_s3Key":  "browser take s3 key",
 		"k8sPodsV1":           "k8s pods v1",
 		"  Brave: web search": "brave web search",
+		"list open PRs":       "list open pr",
+		"getAPIsByIDs":        "get api by id",
+		"PRsOpen":             "pr open",
 	} {
 		if got := strings.Join(words(in, true), " "); got != want {
 			t.Errorf("words(%q) = %q, want %q", in, got, want)
@@ -23,6 +26,65 @@ func TestWords(t *testing.T) {
 	}
 	if got := strings.Join(words("listCommits", false), " "); got != "listcommits" {
 		t.Errorf("words without camel split = %q", got)
+	}
+}
+
+func TestTermsJoinCamelParts(t *testing.T) {
+	ts, joins, parts := termsJoined("installWordPressV1 on GitHub")
+	if got := strings.Join(ts, " "); got != "install word press v1 git hub" {
+		t.Errorf("terms = %q", got)
+	}
+	// Joins only where a case change parted two words, none with a digit.
+	if got := strings.Join(joins, " "); got != "installword wordpress github" {
+		t.Errorf("joins = %q", got)
+	}
+	if !slices.Equal(parts, [][2]int{{0, 1}, {1, 2}, {4, 5}}) {
+		t.Errorf("parts = %v", parts)
+	}
+	ix := Build([]Doc{
+		{Name: "hosting_installWordPressV1", Description: "Install WordPress on a website.", Server: "hostinger"},
+		{Name: "hosting_importWordpressWebsite", Description: "Import a website.", Server: "hostinger"},
+		{Name: "word_count", Description: "Count the words of a text.", Server: "text"},
+	}, Options{})
+	if got := topNames(ix, "install wordpress", 1, nil); len(got) != 1 || got[0] != "hostinger/hosting_installWordPressV1" {
+		t.Errorf("install wordpress: %v", got)
+	}
+}
+
+func TestHints(t *testing.T) {
+	for q, want := range map[string]string{
+		"save this text to notes.txt":         "file",
+		"what is in ~/src/main.go":            "file",
+		"summarize https://example.com/post":  "url",
+		"tell #general the deploy is done":    "channel",
+		"what did @ana say":                   "user",
+		"point www at 10.0.0.12":              "ip",
+		"what street is at 40.7128, -74.0060": "coordinates",
+		"list my domains":                     "",
+		"version 1.2 of the api":              "",
+	} {
+		if got := strings.Join(hints(q), " "); got != want {
+			t.Errorf("hints(%q) = %q, want %q", q, got, want)
+		}
+	}
+	ix := Build([]Doc{
+		{Name: "write_file", Description: "Create a new file or overwrite an existing file with new content.", Server: "filesystem"},
+		{Name: "save_as_pdf", Description: "Save the current page as a PDF.", Server: "playwright"},
+	}, Options{})
+	if got := topNames(ix, "save this text to notes.txt", 1, nil); len(got) != 1 || got[0] != "filesystem/write_file" {
+		t.Errorf("save this text to notes.txt: %v", got)
+	}
+}
+
+// TestSynonymsMatchAsOne: a tool that says a query word's synonyms many
+// times gets no more than one that says the word itself.
+func TestSynonymsMatchAsOne(t *testing.T) {
+	ix := Build([]Doc{
+		{Name: "show_status", Description: "Show the status.", Server: "a"},
+		{Name: "fetch_status", Description: "Get, retrieve, read, view and load the status.", Server: "b"},
+	}, Options{ServerContext: -1, SizePrior: -1, NameCover: -1, Coverage: -1, ServerBoost: -1})
+	if got := topNames(ix, "show status", 1, nil); len(got) != 1 || got[0] != "a/show_status" {
+		t.Errorf("show status: %v", got)
 	}
 }
 

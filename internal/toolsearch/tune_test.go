@@ -27,6 +27,11 @@ func TestSearchTune(t *testing.T) {
 	}
 	variants := map[string]Options{
 		"default":   {},
+		"sepsyn":    {SeparateSynonyms: true},
+		"nohint":    {HintWeight: -1},
+		"hint0.5":   {HintWeight: 0.5},
+		"syn0.5":    {SynonymWeight: 0.5},
+		"syn0.6":    {SynonymWeight: 0.6},
 		"baseline":  {Baseline: true},
 		"nosyn":     {SynonymWeight: -1},
 		"nc0.1":     {NameCover: 0.1},
@@ -58,6 +63,9 @@ func TestSearchTune(t *testing.T) {
 			}
 		}
 		return
+	}
+	if os.Getenv("MCP_GATEWAY_TUNE") == "misses" {
+		variants = map[string]Options{"default": {}}
 	}
 	for name, o := range variants {
 		m := evaluate(Build(docs, o), ids, tune, allTune)
