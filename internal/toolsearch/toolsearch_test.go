@@ -46,6 +46,14 @@ func TestTermsJoinCamelParts(t *testing.T) {
 		{Name: "hosting_importWordpressWebsite", Description: "Import a website.", Server: "hostinger"},
 		{Name: "word_count", Description: "Count the words of a text.", Server: "text"},
 	}, Options{})
+	// Both ways of writing it meet: "wordpress" finds WordPress, and
+	// "WordPress" Wordpress.
+	for _, q := range []string{"wordpress", "WordPress"} {
+		got := topNames(ix, q, 2, nil)
+		if len(got) != 2 || !strings.HasPrefix(got[0], "hostinger/") || !strings.HasPrefix(got[1], "hostinger/") {
+			t.Errorf("%s: %v, want both hostinger tools first", q, got)
+		}
+	}
 	if got := topNames(ix, "install wordpress", 1, nil); len(got) != 1 || got[0] != "hostinger/hosting_installWordPressV1" {
 		t.Errorf("install wordpress: %v", got)
 	}
