@@ -96,6 +96,10 @@ func stem(w string) string {
 	if len(w) <= 3 || !isASCIIAlpha(w) {
 		return w
 	}
+	switch w {
+	case "news", "series", "species", "always", "canvas", "alias", "atlas", "https":
+		return w // not plurals
+	}
 	switch {
 	case strings.HasSuffix(w, "ies") && len(w) > 4:
 		w = w[:len(w)-3] + "y"
