@@ -96,7 +96,7 @@ func (o Options) withDefaults() Options {
 		o.Weights = [numFields]float64{fieldName: 3, fieldTitle: 2, fieldDescription: 0.7, fieldParams: 0.3, fieldServer: 1.2, fieldServerText: 0.1, fieldLead: 0.5}
 	}
 	if o.SynonymWeight == 0 {
-		o.SynonymWeight = 0.4
+		o.SynonymWeight = 0.5
 	}
 	if o.ServerBoost == 0 {
 		o.ServerBoost = 0.5
@@ -105,7 +105,7 @@ func (o Options) withDefaults() Options {
 		o.ServerContext = 0.5
 	}
 	if o.Coverage == 0 {
-		o.Coverage = 0.5
+		o.Coverage = 0.7
 	}
 	if o.NameCover == 0 {
 		o.NameCover = 0.3
@@ -114,7 +114,7 @@ func (o Options) withDefaults() Options {
 		o.HintWeight = 1
 	}
 	if o.SizePrior == 0 {
-		o.SizePrior = 0.1
+		o.SizePrior = 0.2
 	}
 	return o
 }

@@ -26,7 +26,7 @@ func TestNameCoverage(t *testing.T) {
 		}
 		return s[1] / s[0]
 	}
-	off, on := ratio(Options{NameCover: -1}), ratio(Options{})
+	off, on := ratio(Options{NameCover: -1, SynonymWeight: 0.4}), ratio(Options{SynonymWeight: 0.4})
 	// domain list: 2 of 3 name words (domain, get, list); DNS snapshot
 	// list: list and dns (a synonym of domain, 0.4) of 4.
 	want := off * (0.7 + 0.3*2.0/3) / (0.7 + 0.3*1.4/4)

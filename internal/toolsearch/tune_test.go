@@ -51,13 +51,15 @@ func TestSearchTune(t *testing.T) {
 		"desc1":     {Weights: [numFields]float64{3, 2, 1, 0.3, 1.2, 0.1, 0.5}},
 	}
 	if os.Getenv("MCP_GATEWAY_TUNE") == "grid" {
-		for _, ctx := range []float64{0.3, 0.5, 1} {
-			for _, cov := range []float64{0.3, 0.5, 0.7} {
-				for _, nc := range []float64{0.2, 0.3, 0.4} {
-					for _, prior := range []float64{0.1, 0.2} {
-						o := Options{ServerContext: ctx, Coverage: cov, NameCover: nc, SizePrior: prior}
-						m := evaluate(Build(docs, o), ids, tune, allTune)["tune all"]
-						fmt.Printf("GRID %.3f %.3f ctx=%v cov=%v namecover=%v prior=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), ctx, cov, nc, prior)
+		for _, syn := range []float64{0.4, 0.5, 0.6} {
+			for _, ctx := range []float64{0.3, 0.5, 1} {
+				for _, cov := range []float64{0.3, 0.5, 0.7} {
+					for _, nc := range []float64{0.2, 0.3, 0.4} {
+						for _, prior := range []float64{0.1, 0.2} {
+							o := Options{SynonymWeight: syn, ServerContext: ctx, Coverage: cov, NameCover: nc, SizePrior: prior}
+							m := evaluate(Build(docs, o), ids, tune, allTune)["tune all"]
+							fmt.Printf("GRID %.3f %.3f syn=%v ctx=%v cov=%v namecover=%v prior=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), syn, ctx, cov, nc, prior)
+						}
 					}
 				}
 			}
