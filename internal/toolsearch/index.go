@@ -86,9 +86,6 @@ type Options struct {
 	// stand for ("notes.txt": file; see hints). Zero means the default;
 	// negative, none.
 	HintWeight float64
-	// SeparateSynonyms matches a query word's synonyms as terms of their
-	// own, each with its own idf, rather than with the word as one.
-	SeparateSynonyms bool
 }
 
 func (o Options) withDefaults() Options {
@@ -305,112 +302,7 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 		return nil
 	}
 	qs, nq := ix.queryWords(query)
-	weights := termWeights(qs)
-	scores := make([]float64, len(ix.docs))
-	// matched holds, per doc, which of the query's own words (up to 64)
-	// it matched, as bits.
-	var matched []uint64
-	if !ix.opts.Baseline && ix.opts.Coverage > 0 && nq > 1 {
-		matched = make([]uint64, len(ix.docs))
-	}
-	var touched []int32
-	var nameHits []float64
-	if ix.nameLen != nil {
-		nameHits = make([]float64, len(ix.docs))
-	}
-	seen := make([]bool, len(ix.docs))
-	if ix.opts.SeparateSynonyms || ix.opts.Baseline {
-		for t, qw := range weights {
-			idf := ix.idf[t]
-			var mask uint64
-			for _, q := range qs {
-				for _, u := range q.terms {
-					if u == t {
-						mask |= q.mask
-					}
-				}
-			}
-			for _, p := range ix.postings[t] {
-				if !seen[p.doc] {
-					seen[p.doc] = true
-					touched = append(touched, p.doc)
-				}
-				tf := float64(p.tf)
-				scores[p.doc] += qw * idf * tf * (k1 + 1) / (tf + k1)
-				if matched != nil {
-					matched[p.doc] |= mask
-				}
-				if nameHits != nil && p.inName {
-					nameHits[p.doc] += qw
-				}
-			}
-		}
-	} else {
-		// Each query word with its synonyms is one term (a synonym
-		// operator): their weighted frequencies add up before BM25's
-		// saturation, and its idf is that of the docs holding any of
-		// them, so that a rare synonym ("show") weighs no more than the
-		// common word it stands for ("get").
-		tfw := make([]float64, len(ix.docs))
-		var word []int32
-		n := float64(len(ix.docs))
-		for _, q := range qs {
-			word = word[:0]
-			for k, t := range q.terms {
-				for _, p := range ix.postings[t] {
-					if tfw[p.doc] == 0 {
-						word = append(word, p.doc)
-					}
-					tfw[p.doc] += q.w[k] * float64(p.tf)
-					if nameHits != nil && p.inName {
-						nameHits[p.doc] += q.w[k]
-					}
-				}
-			}
-			df := float64(len(word))
-			idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-			for _, d := range word {
-				tf := tfw[d]
-				tfw[d] = 0
-				scores[d] += idf * tf * (k1 + 1) / (tf + k1)
-				if !seen[d] {
-					seen[d] = true
-					touched = append(touched, d)
-				}
-				if matched != nil {
-					matched[d] |= q.mask
-				}
-			}
-		}
-	}
-	if matched != nil {
-		ix.cover(scores, touched, matched, nq)
-	}
-	if nameHits != nil {
-		for _, d := range touched {
-			if n := ix.nameLen[d]; n > 0 {
-				scores[d] *= 1 - ix.opts.NameCover + ix.opts.NameCover*min(1, nameHits[d]/n)
-			}
-		}
-	}
-	if ix.prior != nil {
-		for _, d := range touched {
-			scores[d] *= ix.prior[d]
-		}
-	}
-	if ix.srv != nil {
-		ss := ix.srv.scores(weights)
-		for _, d := range touched {
-			scores[d] *= 1 + ix.opts.ServerContext*ss[ix.srv.docServer[d]]
-		}
-	}
-	if boost := ix.namedServers(weights); len(boost) > 0 {
-		for _, d := range touched {
-			if boost[ix.docs[d].Server] {
-				scores[d] *= 1 + ix.opts.ServerBoost
-			}
-		}
-	}
+	scores, touched := ix.rank(qs, nq)
 	hits := make([]Hit, 0, len(touched))
 	for _, d := range touched {
 		if keep == nil || keep(int(d)) {
@@ -430,6 +322,88 @@ func (ix *Index) Search(query string, limit int, keep func(doc int) bool) []Hit 
 		hits = hits[:limit]
 	}
 	return hits
+}
+
+// rank scores the docs for the query's words qs (nq of the query's own):
+// scores per doc, and the docs that matched any word.
+func (ix *Index) rank(qs []qword, nq int) (scores []float64, touched []int32) {
+	scores = make([]float64, len(ix.docs))
+	// matched holds, per doc, which of the query's own words (up to 64)
+	// it matched, as bits.
+	var matched []uint64
+	if !ix.opts.Baseline && ix.opts.Coverage > 0 && nq > 1 {
+		matched = make([]uint64, len(ix.docs))
+	}
+	var nameHits []float64
+	if ix.nameLen != nil {
+		nameHits = make([]float64, len(ix.docs))
+	}
+	// Each query word with its synonyms is one term (a synonym operator):
+	// their weighted frequencies add up before BM25's saturation, and its
+	// idf is that of the docs holding any of them, so that a rare synonym
+	// ("show") weighs no more than the common word it stands for ("get").
+	seen := make([]bool, len(ix.docs))
+	tfw := make([]float64, len(ix.docs))
+	var word []int32
+	n := float64(len(ix.docs))
+	for _, q := range qs {
+		word = word[:0]
+		for k, t := range q.terms {
+			for _, p := range ix.postings[t] {
+				if tfw[p.doc] == 0 {
+					word = append(word, p.doc)
+				}
+				tfw[p.doc] += q.w[k] * float64(p.tf)
+				if nameHits != nil && p.inName {
+					nameHits[p.doc] += q.w[k]
+				}
+			}
+		}
+		df := float64(len(word))
+		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+		for _, d := range word {
+			tf := tfw[d]
+			tfw[d] = 0
+			scores[d] += idf * tf * (k1 + 1) / (tf + k1)
+			if !seen[d] {
+				seen[d] = true
+				touched = append(touched, d)
+			}
+			if matched != nil {
+				matched[d] |= q.mask
+			}
+		}
+	}
+	if matched != nil {
+		ix.cover(scores, touched, matched, nq)
+	}
+	if nameHits != nil {
+		for _, d := range touched {
+			if n := ix.nameLen[d]; n > 0 {
+				scores[d] *= 1 - ix.opts.NameCover + ix.opts.NameCover*min(1, nameHits[d]/n)
+			}
+		}
+	}
+	if ix.prior != nil {
+		for _, d := range touched {
+			scores[d] *= ix.prior[d]
+		}
+	}
+	weights := termWeights(qs)
+	if ix.srv != nil {
+		ss := ix.srv.scores(weights)
+		for _, d := range touched {
+			scores[d] *= 1 + ix.opts.ServerContext*ss[ix.srv.docServer[d]]
+		}
+	}
+	if boost := ix.namedServers(weights); len(boost) > 0 {
+		for _, d := range touched {
+			if boost[ix.docs[d].Server] {
+				scores[d] *= 1 + ix.opts.ServerBoost
+			}
+		}
+	}
+	return scores, touched
 }
 
 // namedServers are the servers whose key the query names, by one of its

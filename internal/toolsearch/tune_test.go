@@ -27,7 +27,6 @@ func TestSearchTune(t *testing.T) {
 	}
 	variants := map[string]Options{
 		"default":   {},
-		"sepsyn":    {SeparateSynonyms: true},
 		"nohint":    {HintWeight: -1},
 		"hint0.5":   {HintWeight: 0.5},
 		"syn0.5":    {SynonymWeight: 0.5},
