@@ -3,6 +3,7 @@ package toolsearch
 import (
 	"fmt"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -49,6 +50,22 @@ func TestSearchTune(t *testing.T) {
 		"params0.5": {Weights: [numFields]float64{3, 2, 0.7, 0.5, 1.2, 0.1, 0.5}},
 		"desc1":     {Weights: [numFields]float64{3, 2, 1, 0.3, 1.2, 0.1, 0.5}},
 	}
+	if os.Getenv("MCP_GATEWAY_TUNE") == "weights" {
+		for _, name := range []float64{2, 3, 4} {
+			for _, desc := range []float64{0.5, 0.7, 1} {
+				for _, params := range []float64{0.2, 0.3, 0.5} {
+					for _, lead := range []float64{0.5, 1, 2} {
+						for _, srv := range []float64{0.6, 1.2} {
+							o := Options{Weights: [numFields]float64{name, 2, desc, params, srv, 0.1, lead}}
+							m := evaluate(Build(docs, o), ids, tune, allTune)["tune all"]
+							fmt.Printf("GRID %.3f %.3f name=%v desc=%v params=%v lead=%v server=%v\n", m.hit5/float64(m.n), m.mrr/float64(m.n), name, desc, params, lead, srv)
+						}
+					}
+				}
+			}
+		}
+		return
+	}
 	if os.Getenv("MCP_GATEWAY_TUNE") == "grid" {
 		for _, syn := range []float64{0.4, 0.5, 0.6} {
 			for _, ctx := range []float64{0.3, 0.5, 1} {
@@ -85,7 +102,13 @@ func TestSearchTune(t *testing.T) {
 				}
 			}
 			if !found {
-				fmt.Printf("MISS %s %q want %v got %v\n", q.Style, q.Q, q.Want, got)
+				rank := 0
+				for r, h := range ix.Search(q.Q, 50, nil) {
+					if slices.Contains(q.Want, ids[h.Doc]) && rank == 0 {
+						rank = r + 1
+					}
+				}
+				fmt.Printf("MISS %s %q want %v (rank %d) got %v\n", q.Style, q.Q, q.Want, rank, got)
 			}
 		}
 	}
