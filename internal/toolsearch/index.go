@@ -145,7 +145,6 @@ type Index struct {
 	docs     []Doc
 	opts     Options
 	postings map[string][]posting
-	idf      map[string]float64
 	syn      map[string][]string
 	// servers maps a word of a server's key to the docs' server keys
 	// that have it; docServer is each doc's server key.
@@ -239,12 +238,6 @@ func Build(docs []Doc, opts Options) *Index {
 		for t, v := range tf {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), tf: float32(v), inName: inName[t]})
 		}
-	}
-	ix.idf = make(map[string]float64, len(ix.postings))
-	n := float64(len(docs))
-	for t, ps := range ix.postings {
-		df := float64(len(ps))
-		ix.idf[t] = math.Log(1 + (n-df+0.5)/(df+0.5))
 	}
 	return ix
 }
