@@ -32,6 +32,10 @@ type v2Line struct {
 	Notifications   []struct {
 		Method string `json:"method"`
 	} `json:"notifications"`
+	InputRequests []struct {
+		Method string `json:"method"`
+		Mode   string `json:"mode"`
+	} `json:"inputRequests"`
 	Error *struct {
 		Message string          `json:"message"`
 		Code    any             `json:"code"`

@@ -71,7 +71,9 @@ func connect2026(t *testing.T, ctx context.Context, url, token string) *mcp.Clie
 // the Go SDK's default client over /mcp?tools=search and over
 // `mcp-gateway stdio --tools search`, and the TypeScript v2 client pinned
 // to 2026-07-28 over both, whose results must carry resultType (it refuses
-// them otherwise).
+// them otherwise); through call_tool it gets the tool's progress, answers
+// its server's elicitation as an input request, and cancels a call
+// upstream by aborting it (tsSearch2026Steps).
 func TestSearchView2026(t *testing.T) {
 	cfg := searchConfig(t)
 	sb := newTestbox(t)
@@ -108,43 +110,84 @@ func TestSearchView2026(t *testing.T) {
 	})
 
 	ts := tsHarness(t)
-	steps := `[{"op":"tools/list"},` +
-		`{"op":"tools/call","name":"` + gatewaySearchTool + `","arguments":{"query":"return my text unchanged"}},` +
-		`{"op":"tools/call","name":"` + gatewayCallTool + `","arguments":{"name":"echo","arguments":{"text":"found by v2"}}}]`
 	for _, stdio := range []bool{false, true} {
-		name := "ts/http"
-		args := []string{"--mode=2026-07-28", "--steps=" + steps}
+		name, dir := "ts/http", t.TempDir()
+		args := []string{"--mode=2026-07-28"}
+		logFile := sb.logFile
 		if stdio {
-			name = "ts/stdio"
-			args = append(append(args, "--"), append(gatewayStdioArgs(t.TempDir(), cfg), "--tools", "search")...)
+			name, logFile = "ts/stdio", filepath.Join(dir, "stdio-gateway.log")
+			args = append(append(args, "--steps="+tsSearch2026Steps(logFile), "--"), append(gatewayStdioArgs(dir, cfg), "--tools", "search")...)
 		} else {
-			args = append(args, "--token="+sb.token, sb.url()+"/mcp?tools=search")
+			args = append(args, "--steps="+tsSearch2026Steps(logFile), "--token="+sb.token, sb.url()+"/mcp?tools=search")
 		}
 		t.Run(name, func(t *testing.T) {
-			lines := runV2Client(t, ts, args...)
-			if len(lines) != 4 || lines[0].Era != "modern" || lines[0].ProtocolVersion != "2026-07-28" {
-				t.Fatalf("v2client: %+v; want connect on the 2026 era and 3 steps", lines)
-			}
-			for _, l := range lines[1:] {
-				if l.Error != nil {
-					t.Errorf("%s: %s (code %v)", l.Op, l.Error.Message, l.Error.Code)
-				}
-			}
-			if !slices.Equal(lines[1].Tools, []string{gatewaySearchTool, gatewayCallTool}) {
-				t.Errorf("tools/list: %v, want only the search view's tools", lines[1].Tools)
-			}
-			// The client refused any result without resultType (an error
-			// above) and hands the rest over without it.
-			var found struct {
-				Structured foundTools `json:"structuredContent"`
-			}
-			if err := json.Unmarshal(lines[2].Result, &found); err != nil || len(found.Structured.Tools) == 0 || found.Structured.Tools[0].Name != "echo" {
-				t.Errorf("search_tools: %.400s (%v); want echo first", lines[2].Result, err)
-			}
-			if r := string(lines[3].Result); !strings.Contains(r, "found by v2") {
-				t.Errorf("call_tool echo: %.400s; want echo's answer", r)
+			checkTSSearch2026(t, runV2Client(t, ts, args...))
+			if b, _ := os.ReadFile(logFile); t.Failed() {
+				t.Logf("log:\n%s", b)
 			}
 		})
+	}
+}
+
+// tsSearch2026Steps are v2client.mjs's steps of TestSearchView2026 for a
+// gateway that logs to logFile: search, call_tool and a direct call of
+// the found tool, then through call_tool a call's progress, an input
+// request (the fixture's elicitation, which a 2026-era agent answers by
+// retrying the call with its response), and a cancellation: the client
+// aborts a call at its first progress, and the server's log must say the
+// call was cancelled while the gateway still runs (a stdio gateway's exit
+// would end the call as well); the gateway then still serves.
+func tsSearch2026Steps(logFile string) string {
+	path, _ := json.Marshal(logFile)
+	return `[{"op":"tools/list"},` +
+		`{"op":"tools/call","name":"` + gatewaySearchTool + `","arguments":{"query":"return my text unchanged"}},` +
+		`{"op":"tools/call","name":"` + gatewayCallTool + `","arguments":{"name":"echo","arguments":{"text":"found by v2"}}},` +
+		`{"op":"tools/call","name":"echo","arguments":{"text":"called directly by v2"}},` +
+		`{"op":"tools/call","name":"` + gatewayCallTool + `","arguments":{"name":"progress","arguments":{"steps":3}},"progress":true},` +
+		`{"op":"tools/call","name":"` + gatewayCallTool + `","arguments":{"name":"elicit","arguments":{"message":"ok?"}}},` +
+		`{"op":"tools/call","name":"` + gatewayCallTool + `","arguments":{"name":"progress","arguments":{"steps":2,"delayMs":600000}},"abortOnProgress":true},` +
+		`{"op":"waitFile","path":` + string(path) + `,"text":"fixture: progress cancelled","timeout":30000},` +
+		`{"op":"tools/call","name":"` + gatewayCallTool + `","arguments":{"name":"echo","arguments":{"text":"after the cancel"}}}]`
+}
+
+// checkTSSearch2026 judges v2client.mjs's lines for tsSearch2026Steps.
+func checkTSSearch2026(t *testing.T, lines []v2Line) {
+	t.Helper()
+	if len(lines) != 10 || lines[0].Era != "modern" || lines[0].ProtocolVersion != "2026-07-28" {
+		t.Fatalf("v2client: %+v; want connect on the 2026 era and 9 steps", lines)
+	}
+	s := lines[1:]
+	for i, l := range s {
+		if l.Error != nil && i != 6 {
+			t.Errorf("step %d %s: %s (code %v)", i, l.Op, l.Error.Message, l.Error.Code)
+		}
+	}
+	if !slices.Equal(s[0].Tools, []string{gatewaySearchTool, gatewayCallTool}) {
+		t.Errorf("tools/list: %v, want only the search view's tools", s[0].Tools)
+	}
+	// The client refused any result without resultType (an error above)
+	// and hands the rest over without it.
+	var found struct {
+		Structured foundTools `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(s[1].Result, &found); err != nil || len(found.Structured.Tools) == 0 || found.Structured.Tools[0].Name != "echo" {
+		t.Errorf("search_tools: %.400s (%v); want echo first", s[1].Result, err)
+	}
+	for i, want := range map[int]string{2: "found by v2", 3: "called directly by v2", 4: "done 3", 8: "after the cancel"} {
+		if r := string(s[i].Result); !strings.Contains(r, want) {
+			t.Errorf("step %d %s: %.400s; want %q in it", i, s[i].Op, r, want)
+		}
+	}
+	if len(s[4].Progress) != 3 {
+		t.Errorf("call_tool progress: %d progress notifications, want 3: %s", len(s[4].Progress), s[4].Progress)
+	}
+	// The elicitation reached the agent as an input request, and its
+	// answer the server (the agent's content has no "answer").
+	if ir := s[5].InputRequests; len(ir) != 1 || ir[0].Method != "elicitation/create" || !strings.Contains(string(s[5].Result), "accept: ") {
+		t.Errorf("call_tool elicit: input requests %+v, result %.400s; want one elicitation, accepted", ir, s[5].Result)
+	}
+	if s[6].Error == nil || len(s[6].Progress) == 0 {
+		t.Errorf("call_tool aborted at its first progress: %+v; want the abort's error after a progress", s[6])
 	}
 }
 

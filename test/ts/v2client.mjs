@@ -13,8 +13,10 @@
 //   --timeout  per-request timeout in ms (default 60000).
 //   --steps    a JSON array of steps (default [{"op":"tools/list"}]):
 //                {"op":"tools/list"}                            -> "tools": [names]
-//                {"op":"tools/call","name":n,"arguments":{..},"progress":true?}
-//                                                               -> "result", "progress": [params...] with progress
+//                {"op":"tools/call","name":n,"arguments":{..},"progress":true?,"abortOnProgress":true?}
+//                                                               -> "result", "progress": [params...] with progress;
+//                                                                  abortOnProgress: the call is aborted (the SDK
+//                                                                  cancels it) when its first progress arrives
 //                {"op":"prompts/list"}                          -> "prompts": [names]
 //                {"op":"prompts/get","name":n,"arguments":{..}} -> "result"
 //                {"op":"resources/list"}                        -> "resources": [uris]
@@ -27,6 +29,9 @@
 //                                                                  subscriptions/listen for u
 //                {"op":"wait","method":m,"timeout":ms}          -> waits until a notification m has arrived (since
 //                                                                  the start or the previous wait)
+//                {"op":"waitFile","path":p,"text":s,"timeout":ms} -> waits until the file p holds s (a server's
+//                                                                  log line: what the server did, seen while this
+//                                                                  client, and a stdio gateway it runs, still live)
 //   <url>      a streamable HTTP endpoint; after --, a command that serves stdio (StdioClientTransport: in auto
 //              mode the SDK probes a short-lived sibling process of the same command first).
 //
@@ -42,6 +47,7 @@
 // elicitation form -> accept {"name":"v2client"}; URL elicitation -> accept; sampling -> a text "sampled by
 // v2client"; roots -> [file:///tmp/v2client-root].
 
+import { readFile } from 'node:fs/promises';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 
@@ -113,6 +119,7 @@ async function run(opts) {
     let unwaited = []; // methods of the notifications since the previous wait step
     const waiters = []; // {method, resolve}
     let logLevel; // the 2026 era's per-request log level
+    let abortCall; // aborts the current call at its first progress (abortOnProgress)
 
     const client = new Client(
         { name: 'v2client', version: '2.4.0' },
@@ -136,6 +143,10 @@ async function run(opts) {
     });
     const note = method => notification => {
         notes.push({ method, params: notification.params });
+        if (method === 'notifications/progress' && abortCall !== undefined) {
+            abortCall();
+            abortCall = undefined;
+        }
         unwaited.push(method);
         for (const w of waiters.splice(0)) {
             if (w.method === method) w.resolve();
@@ -188,12 +199,25 @@ async function run(opts) {
                         break;
                     case 'tools/call': {
                         const callOptions = { ...requestOptions };
-                        if (step.progress) {
+                        if (step.progress || step.abortOnProgress) {
                             // Makes the SDK send a progressToken; the notifications are taken above.
                             callOptions.onprogress = () => {};
                         }
+                        if (step.abortOnProgress) {
+                            const controller = new AbortController();
+                            callOptions.signal = controller.signal;
+                            abortCall = () => controller.abort(new Error('aborted at the first progress'));
+                        }
                         out.name = step.name;
-                        out.result = await client.callTool(withMeta({ name: step.name, arguments: step.arguments ?? {} }), callOptions);
+                        try {
+                            out.result = await client.callTool(withMeta({ name: step.name, arguments: step.arguments ?? {} }), callOptions);
+                        } finally {
+                            abortCall = undefined;
+                            if (step.abortOnProgress) {
+                                await new Promise(resolve => setImmediate(resolve));
+                                out.progress = notes.filter(n => n.method === 'notifications/progress').map(n => n.params);
+                            }
+                        }
                         if (step.progress) {
                             await new Promise(resolve => setImmediate(resolve));
                             out.progress = notes.filter(n => n.method === 'notifications/progress').map(n => n.params);
@@ -240,6 +264,16 @@ async function run(opts) {
                             });
                         }
                         unwaited = [];
+                        break;
+                    }
+                    case 'waitFile': {
+                        const deadline = Date.now() + (step.timeout ?? 10000);
+                        for (;;) {
+                            const text = await readFile(step.path, 'utf8').catch(() => '');
+                            if (text.includes(step.text)) break;
+                            if (Date.now() > deadline) throw new Error(`${step.path} did not get ${JSON.stringify(step.text)} within ${step.timeout ?? 10000} ms`);
+                            await new Promise(resolve => setTimeout(resolve, 20));
+                        }
                         break;
                     }
                     default:
