@@ -14,7 +14,12 @@ import (
 // elicitation requests) goes back to that session, on that request's stream
 // (ctx is the downstream handler's context, which the SDK uses to pick it).
 type call struct {
-	ss     *mcp.ServerSession
+	ss *mcp.ServerSession
+	// agent, for a call with no session (ss nil) made for a 2026-era
+	// agent's request on the raw path (SendStateless), is what the
+	// request's _meta declares: what the SDK makes the InitializeParams of
+	// the session it would open for the request alone.
+	agent  *mcp.InitializeParams
 	ctx    context.Context
 	server string
 	seq    uint64
@@ -66,9 +71,13 @@ func (f *inflight) beginNotify(ctx context.Context, ss *mcp.ServerSession, serve
 	if ask == nil {
 		ask = pendingAskOf(ctx) // a 2026-era agent's call (pending.go)
 	}
+	var agent *mcp.InitializeParams
+	if ss == nil {
+		agent = statelessAgentOf(ctx) // SendStateless's call, or none
+	}
 	f.mu.Lock()
 	f.seq++
-	c := &call{ss: ss, ctx: ctx, server: server, seq: f.seq, notify: notify, ask: ask}
+	c := &call{ss: ss, agent: agent, ctx: ctx, server: server, seq: f.seq, notify: notify, ask: ask}
 	if f.timeout > 0 {
 		c.startTimer(f.timeout)
 	}
@@ -100,10 +109,16 @@ func (f *inflight) latest(server string) (c *call, exact bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var sessions int
-	seen := make(map[*mcp.ServerSession]bool)
+	seen := make(map[any]bool)
 	for k := range f.byServer[server] {
-		if !seen[k.ss] {
-			seen[k.ss] = true
+		// A session-less agent's call is an agent of its own, as the
+		// session the SDK path opens for its request alone is.
+		var who any = k.ss
+		if k.ss == nil && k.agent != nil {
+			who = k
+		}
+		if !seen[who] {
+			seen[who] = true
 			sessions++
 		}
 		if c == nil || k.seq > c.seq {
@@ -124,4 +139,28 @@ func (f *inflight) of(server string, ss *mcp.ServerSession) *call {
 		}
 	}
 	return c
+}
+
+// hasAgent reports whether c was made for an agent: a session's, or a
+// session-less 2026-era request's.
+func (c *call) hasAgent() bool { return c.ss != nil || c.agent != nil }
+
+// initializeParams returns what c's agent declared: its session's
+// initialize (or, for a 2026-era request on the SDK path, the _meta the
+// SDK made its session of), or a session-less request's _meta; nil for a
+// call without an agent.
+func (c *call) initializeParams() *mcp.InitializeParams {
+	if c.ss != nil {
+		return c.ss.InitializeParams()
+	}
+	return c.agent
+}
+
+// sessionID is the id of c's agent session: "" for none, and for a
+// session-less 2026-era request, as for the SDK's stateless sessions.
+func (c *call) sessionID() string {
+	if c.ss == nil {
+		return ""
+	}
+	return c.ss.ID()
 }

@@ -118,10 +118,10 @@ type agentsInfo struct {
 	kept  int                   // len(tasks) after the last pruning
 }
 
-func (g *Gateway) agentTasks(ss *mcp.ServerSession) agentTasks {
+func (g *Gateway) agentTasks(session string) agentTasks {
 	g.agents.mu.Lock()
 	defer g.agents.mu.Unlock()
-	return g.agents.tasks[ss.ID()]
+	return g.agents.tasks[session]
 }
 
 // taskAugmented reports whether a request's params ask for a task.
@@ -135,7 +135,7 @@ func taskAugmented(params json.RawMessage) bool {
 // askTask relays a task-augmented sampling or elicitation request to the
 // agent session of call c, and registers the task of its answer.
 func (g *Gateway) askTask(ctx context.Context, c *call, server, method string, params json.RawMessage) (json.RawMessage, error) {
-	a := g.agentTasks(c.ss)
+	a := g.agentTasks(c.sessionID())
 	if (method == "sampling/createMessage" && !a.sampling) || (method == "elicitation/create" && !a.elicitation) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("mcp-gateway: the agent's client does not support task-augmented %s", method)}
@@ -249,7 +249,7 @@ func (g *Gateway) clientTaskRequest(ctx context.Context, server, method string, 
 	if !ok {
 		return nil, invalidParams("mcp-gateway: unknown task %q", taskID)
 	}
-	if method == "tasks/cancel" && !g.agentTasks(t.Session).cancel {
+	if method == "tasks/cancel" && !g.agentTasks(t.Session.ID()).cancel {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "mcp-gateway: the agent's client does not support tasks/cancel"}
 	}
 	out := params
@@ -301,7 +301,7 @@ func (g *Gateway) clientTaskList(ctx context.Context, server string) (json.RawMe
 	sessions := g.clientTasks.SessionsOf(server)
 	asked := 0
 	for _, ss := range sessions {
-		if !g.agentTasks(ss).list {
+		if !g.agentTasks(ss.ID()).list {
 			continue
 		}
 		asked++

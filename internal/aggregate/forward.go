@@ -90,7 +90,7 @@ func (g *Gateway) Route(method string, params json.RawMessage, stream bool) (f F
 		return f, false
 	}
 	if method == "tools/call" {
-		return f, g.routeCall(&f, params, stream)
+		return f, g.routeCall(&f, params, stream, nil)
 	}
 	select {
 	case <-g.extrasReady:
@@ -192,8 +192,9 @@ func (f *Forward) tokenOf(params json.RawMessage) bool {
 // routeCall is Route for a tools/call: the params read whole, _meta's
 // progress token (a null one is none; any other needs the call's stream,
 // and must be valid JSON to be mapped), arguments an object or null, and a
-// route to a server that takes raw requests.
-func (g *Gateway) routeCall(f *Forward, params json.RawMessage, stream bool) bool {
+// route to a server that takes raw requests. meta, if not nil, is set to
+// _meta as sent (nil when absent).
+func (g *Gateway) routeCall(f *Forward, params json.RawMessage, stream bool, meta *json.RawMessage) bool {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -201,6 +202,9 @@ func (g *Gateway) routeCall(f *Forward, params json.RawMessage, stream bool) boo
 	}
 	if !g.decode(params, &p) {
 		return false
+	}
+	if meta != nil {
+		*meta = p.Meta
 	}
 	if len(p.Meta) > 0 && !bytes.Equal(p.Meta, []byte("null")) {
 		// Read as decoded, not searched: a key may be written with

@@ -163,7 +163,7 @@ func New(opts Options) *Gateway {
 		extrasReady:   make(chan struct{}),
 		extrasPending: make(map[string]*pendingExtras),
 	}
-	g.server = mcp.NewServer(&mcp.Implementation{Name: "mcp-gateway", Version: opts.Version}, &mcp.ServerOptions{
+	g.server = mcp.NewServer(g.serverInfo(), &mcp.ServerOptions{
 		// Everything on for the SDK's own checks (e.g. which notifications
 		// a new-protocol session may listen to); what clients are told is
 		// the union of what the upstreams offer (see advertise).

@@ -60,7 +60,7 @@ func (g *Gateway) runHooks(ctx context.Context, c *intercept.Call, next intercep
 func (g *Gateway) callToolRawHooked(ctx context.Context, fc *call, up RawCaller, r route, exported string,
 	args, params json.RawMessage) (json.RawMessage, string, error) {
 	server := r.up.Name()
-	c := &intercept.Call{Server: server, Tool: r.name, ExportedTool: exported, Session: fc.ss.ID(), Arguments: args}
+	c := &intercept.Call{Server: server, Tool: r.name, ExportedTool: exported, Session: fc.sessionID(), Arguments: args}
 	return g.runHooks(ctx, c, func(ctx context.Context, out json.RawMessage) (json.RawMessage, error) {
 		sent := params
 		if !bytes.Equal(out, args) {

@@ -141,7 +141,7 @@ func (g *Gateway) handlePending(ctx context.Context, method string, req mcp.Requ
 		}
 		return g.pending.resume(ctx, p, state, params)
 	}
-	return g.pending.start(ctx, method, req, func(ctx context.Context) (mcp.Result, error) {
+	return g.pending.start(ctx, func(ctx context.Context) (mcp.Result, error) {
 		res, err := g.handle(ctx, method, req, next)
 		return typedInputRequired(res), err
 	})
@@ -176,7 +176,7 @@ func typedInputRequired(res mcp.Result) mcp.Result {
 }
 
 // start runs a call as a pending call and answers with its first event.
-func (t *pendingTable) start(ctx context.Context, method string, req mcp.Request, run func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
+func (t *pendingTable) start(ctx context.Context, run func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
 	p := &pendingCall{asks: make(chan *pendingAsk), done: make(chan struct{}), waiting: make(map[string]*pendingAsk), busy: true}
 	t.mu.Lock()
 	t.seq++

@@ -54,8 +54,11 @@ func (g *Gateway) auditRaw(ctx context.Context, ss *mcp.ServerSession, server, t
 	if g.audit == nil {
 		return
 	}
-	rec := CallRecord{Session: ss.ID(), Server: server, Tool: tool, Duration: time.Since(began),
+	rec := CallRecord{Server: server, Tool: tool, Duration: time.Since(began),
 		BytesIn: bytesIn, BytesOut: len(res), Outcome: "ok", Interceptors: trace}
+	if ss != nil { // none for a 2026-era request (SendStateless), as on the SDK path
+		rec.Session = ss.ID()
+	}
 	if g.tel != nil {
 		rec.TraceID, rec.SpanID = telemetry.IDs(ctx)
 	}

@@ -47,6 +47,9 @@ func (g *Gateway) NewClient(server string) *mcp.Client {
 			if err != nil {
 				return nil, err
 			}
+			if c.ss == nil {
+				return nil, noSessionFor("sampling")
+			}
 			defer c.hold()() // the agent is the one being waited on
 			return c.ss.CreateMessage(c.ctx, req.Params)
 		},
@@ -95,8 +98,20 @@ func (g *Gateway) elicit(server string, req *mcp.ElicitRequest) (*mcp.ElicitResu
 	if err != nil {
 		return nil, err
 	}
+	if c.ss == nil {
+		return nil, noSessionFor("elicitation")
+	}
 	defer c.hold()() // the agent is the one being waited on
 	return c.ss.Elicit(c.ctx, req.Params)
+}
+
+// noSessionFor is the error of a server's request that reaches the SDK
+// client's handlers (not ServeRequest) during a session-less 2026-era
+// agent's call: there is no session to send it on, as there is none on the
+// SDK path, whose stateless session refuses requests.
+func noSessionFor(feature string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError,
+		Message: fmt.Sprintf("mcp-gateway: %s request during a 2026-era agent's request, which has no session to send it on", feature)}
 }
 
 // Intercept relays progress and log notifications from a stdio server on the
@@ -174,7 +189,7 @@ func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams, raw json.RawM
 		return
 	}
 	r.call.progressed() // the server is at work: its wait starts again
-	if r.call.ss == nil {
+	if !r.call.hasAgent() {
 		return
 	}
 	tok := r.raw // the caller's token as it wrote it
@@ -195,6 +210,9 @@ func (g *Gateway) relayProgress(p *mcp.ProgressNotificationParams, raw json.RawM
 	case r.call.notify != nil:
 		_ = r.call.notify("notifications/progress", out)
 		return
+	}
+	if r.call.ss == nil {
+		return // a session-less agent's request that is over: no stream is left
 	}
 	if a := agentConnOf(r.call.ss); a != nil {
 		// As the server sent it, with the caller's token (the SDK's
@@ -277,8 +295,13 @@ func (g *Gateway) relayLog(server string, p *mcp.LoggingMessageParams, raw json.
 		}
 		_ = ss.Log(ctx, &out)
 	}
-	if c != nil && c.ss != nil && c.ctx.Err() == nil {
-		send(c.ctx, c.ss, g.logsAt)
+	if c != nil && c.hasAgent() && c.ctx.Err() == nil {
+		if c.ss != nil {
+			send(c.ctx, c.ss, g.logsAt)
+		}
+		// A session-less agent's request on the raw path: it set no log
+		// level (or it would not be there), so nothing reaches it, as on
+		// the SDK path.
 		return
 	}
 	// Outside any call, a session that set no level gets the message too:
@@ -310,14 +333,14 @@ func logParams(p *mcp.LoggingMessageParams) (json.RawMessage, error) {
 // proper error at once instead of a hang.
 func (g *Gateway) caller(server, feature string, supports func(*mcp.ClientCapabilities) bool) (*call, error) {
 	c, exact := g.calls.latest(server)
-	if c == nil || c.ss == nil {
+	if c == nil || !c.hasAgent() {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest,
 			Message: fmt.Sprintf("mcp-gateway: %s request from %q outside any agent request; nothing to route it to", feature, server)}
 	}
 	if !exact {
 		g.log.Info().Str("server", server).Str("feature", feature).Msg("several sessions call this server; routing to the latest caller")
 	}
-	if ip := c.ss.InitializeParams(); ip != nil && (ip.Capabilities == nil || !supports(ip.Capabilities)) {
+	if ip := c.initializeParams(); ip != nil && (ip.Capabilities == nil || !supports(ip.Capabilities)) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("mcp-gateway: the agent's client does not support %s", feature)}
 	}

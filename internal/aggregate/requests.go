@@ -132,8 +132,8 @@ func (g *Gateway) rootsRaw(ctx context.Context, server string, params json.RawMe
 		return ip == nil || (ip.Capabilities != nil && ip.Capabilities.RootsV2 != nil)
 	}
 	empty := json.RawMessage(`{"roots":[]}`)
-	if c, _ := g.calls.latest(server); c != nil && c.ss != nil && c.ctx.Err() == nil {
-		if !hasRoots(c.ss) {
+	if c, _ := g.calls.latest(server); c != nil && c.hasAgent() && c.ctx.Err() == nil {
+		if ip := c.initializeParams(); ip != nil && (ip.Capabilities == nil || ip.Capabilities.RootsV2 == nil) {
 			return empty, nil
 		}
 		return g.askCall(ctx, c, "roots/list", params)

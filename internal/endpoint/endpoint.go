@@ -142,7 +142,9 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 			return
 		}
 		if isStateless(r, messageOf(r)) {
-			stateless.ServeHTTP(w, withRequestID(opts.Telemetry, withRawParams(r)))
+			if !fast.serve(w, r) { // a plain tools/call: stateless.go
+				stateless.ServeHTTP(w, withRequestID(opts.Telemetry, withRawParams(r)))
+			}
 			return
 		}
 		if !fast.serve(w, r) {

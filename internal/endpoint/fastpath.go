@@ -50,8 +50,13 @@ type fastPath struct {
 	ended map[string]struct{}
 
 	// forwarded counts the requests answered here by forwarding them (or
-	// by aggregate.Task), for tests: which path took a request.
-	forwarded atomic.Int64
+	// by aggregate.Task), for tests: which path took a request; stateless
+	// counts the 2026-era ones among them (stateless.go).
+	forwarded, stateless atomic.Int64
+	// sdkOnly, set by tests, leaves every 2026-era request to the SDK's
+	// stateless handler, so that its answers can be compared with the
+	// fast path's.
+	sdkOnly atomic.Bool
 }
 
 type fastCallKey struct{ session, id string }
@@ -63,6 +68,9 @@ func newFastPath(e *Endpoint) *fastPath {
 // serve answers r and reports true, or reports false having written nothing.
 func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	msg := messageOf(r)
+	if msg != nil && msg.Stateless && r.Method == http.MethodPost {
+		return f.serveStateless(w, r, msg) // stateless.go
+	}
 	sid := r.Header.Get(sessionIDHeader)
 	if msg == nil || sid == "" || r.Method != http.MethodPost || msg.Stateless {
 		return false

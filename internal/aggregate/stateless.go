@@ -1,0 +1,212 @@
+package aggregate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/jsonlimit"
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+)
+
+// The raw path for a 2026-era agent's tools/call, which has no session. On
+// the SDK path such a call costs three to four times a 2025 session's call
+// on the raw path: the SDK's stateless handler opens a session and a
+// JSON-RPC connection for the request alone, decodes the request whole into
+// its types (the _meta envelope into maps), and frames the answer as an SSE
+// stream. RouteStateless and SendStateless do what that path does, for the
+// plain case, on the request's bytes:
+//
+//   - RouteStateless reads the request as Route does, and its envelope as
+//     the SDK's validateRequestMeta reads it. It declines anything but the
+//     plain case, so that the SDK path answers the rest, every error
+//     included: the envelope's version (and the header's) this revision, the
+//     capabilities and client info what the SDK accepts, no log level (its
+//     messages would have to reach the request), no task, and no retry
+//     (requestState, inputResponses: the pending table's resume on the SDK
+//     path, or a 2026 server's own round).
+//   - SendStateless sends it as handleStateless does: through the pending
+//     table (pending.go), so that a 2025-era server's sampling, elicitation
+//     or roots request during the call becomes the same InputRequiredResult,
+//     whose retry the SDK path resumes; the params without the envelope, as
+//     rawParams gives them; the call made for the agent's declared
+//     capabilities (call.agent) wherever the SDK path reads those of the
+//     session it opened; and the answer stamped as stampedResult and the SDK
+//     stamp it (resultType, the gateway's serverInfo), so that it is the
+//     SDK path's answer byte for byte.
+
+// StatelessCall is a 2026-era agent's tools/call as RouteStateless read
+// it. The zero value routes nowhere.
+type StatelessCall struct {
+	f Forward
+	// agent is what the request's _meta declares, as the SDK makes the
+	// InitializeParams of the session it opens for the request.
+	agent *mcp.InitializeParams
+}
+
+// MayStream reports whether the call could send the agent anything on the
+// request's own response (its progress): the caller may keep such a
+// client's connection where it can stream.
+func (s *StatelessCall) MayStream() bool { return s.f.token != nil }
+
+// RouteStateless reads a 2026-era tools/call and decides where it goes, as
+// Route does for a session's. version is the request's
+// MCP-Protocol-Version header and name its Mcp-Name header (the caller
+// checks the others: Mcp-Method, Accept, Host); stream is as for Route. It
+// sends nothing; ok false leaves the request to the SDK path.
+func (g *Gateway) RouteStateless(params json.RawMessage, version, name string, stream bool) (s StatelessCall, ok bool) {
+	if version != statelessRevision || !jsonlimit.DepthWithin(params, jsonlimit.MaxDepth) || retryOrTask(params) {
+		return s, false
+	}
+	s.f.method = "tools/call"
+	var meta json.RawMessage
+	if !g.routeCall(&s.f, params, stream, &meta) || s.f.name != name {
+		return s, false
+	}
+	if s.agent, ok = envelopeOf(meta, version); !ok {
+		return s, false
+	}
+	// The params as the SDK path forwards them (rawParams): without the
+	// envelope, which a 2025-era server would misread and a 2026-era one
+	// gets from the supervisor as the gateway's. A progress token's _meta
+	// is read again from them, so that mapping the token keeps it out.
+	s.f.params = withoutEnvelope(bytes.TrimSpace(params))
+	if s.f.token != nil {
+		m, found, err := rawjson.MemberValue(s.f.params, "_meta")
+		if err != nil || !found {
+			return s, false
+		}
+		s.f.meta = m
+	}
+	return s, true
+}
+
+// retryOrTask reports whether params hold (or may hold) requestState,
+// inputResponses or task: a retry, or a task, which the SDK path serves.
+// The quick look keeps the decoding off every other call; a key spelled
+// with escapes has a \u.
+func retryOrTask(params json.RawMessage) bool {
+	if !bytes.Contains(params, []byte(`\u`)) && !bytes.Contains(params, []byte(`"requestState"`)) &&
+		!bytes.Contains(params, []byte(`"inputResponses"`)) && !bytes.Contains(params, []byte(`"task"`)) {
+		return false
+	}
+	var p struct {
+		RequestState   json.RawMessage `json:"requestState"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+		Task           json.RawMessage `json:"task"`
+	}
+	if _, err := fastjson.Parse(params, &p, fastjson.DontMatchCaseInsensitiveStructFields); err != nil {
+		return true
+	}
+	return p.RequestState != nil || p.InputResponses != nil || p.Task != nil
+}
+
+// capabilitiesV2 is how a 2026-era request's _meta declares the client's
+// capabilities (the SDK's clientCapabilitiesV2): roots as a pointer.
+type capabilitiesV2 struct {
+	mcp.ClientCapabilities
+	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+}
+
+// envelopeOf reads a 2026-era request's _meta as the SDK's
+// validateRequestMeta does, and returns the InitializeParams the SDK would
+// give the request's session; ok is false for anything but the plain case
+// (the protocol version exactly version, capabilities an object and client
+// info absent or an object, each decoding as the SDK decodes it, and no
+// log level), whose answer is the SDK path's to give.
+func envelopeOf(meta json.RawMessage, version string) (*mcp.InitializeParams, bool) {
+	meta = bytes.TrimSpace(meta)
+	if len(meta) == 0 || meta[0] != '{' {
+		return nil, false
+	}
+	var m struct {
+		Version json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+		Caps    json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		Info    json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+		Level   json.RawMessage `json:"io.modelcontextprotocol/logLevel"`
+	}
+	if !decodeWhole(meta, &m) || string(m.Version) != `"`+version+`"` || m.Level != nil {
+		return nil, false
+	}
+	var caps capabilitiesV2
+	if !isObject(m.Caps) || !decodeWhole(m.Caps, &caps) {
+		return nil, false
+	}
+	ip := &mcp.InitializeParams{ProtocolVersion: version, Capabilities: &caps.ClientCapabilities}
+	// As the SDK's clientCapabilitiesV2.toV1.
+	ip.Capabilities.RootsV2 = caps.Roots
+	if caps.Roots != nil {
+		ip.Capabilities.Roots = *caps.Roots
+	}
+	if m.Info != nil {
+		var info mcp.Implementation
+		if !isObject(m.Info) || !decodeWhole(m.Info, &info) {
+			return nil, false
+		}
+		ip.ClientInfo = &info
+	}
+	return ip, true
+}
+
+// decodeWhole decodes b into v as the SDK decodes (member names matched
+// exactly), reporting whether all of b was read.
+func decodeWhole(b json.RawMessage, v any) bool {
+	rest, err := fastjson.Parse(b, v, fastjson.DontMatchCaseInsensitiveStructFields)
+	return err == nil && len(bytes.TrimSpace(rest)) == 0
+}
+
+// isObject reports whether b is (the start of) a JSON object.
+func isObject(b json.RawMessage) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
+}
+
+// statelessAgentKey carries the agent of a SendStateless call, for the
+// calls it begins (inflight.beginNotify).
+type statelessAgentKey struct{}
+
+// statelessAgentOf returns the session-less agent ctx carries, or nil.
+func statelessAgentOf(ctx context.Context) *mcp.InitializeParams {
+	ip, _ := ctx.Value(statelessAgentKey{}).(*mcp.InitializeParams)
+	return ip
+}
+
+// SendStateless forwards s, as RouteStateless routed it, and returns the
+// answer the SDK path gives the request (see the top of this file): the
+// server's result with resultType and the gateway's serverInfo, or an
+// InputRequiredResult (a 2026-era server's own, passed on as sent, or the
+// pending table's for a 2025-era server that asked for input). With notify
+// set (the caller can stream), the call's progress goes through it, each
+// before the answer. It returns ErrNeedsSession, having sent nothing, when
+// the params cannot be rewritten for the server.
+func (g *Gateway) SendStateless(ctx context.Context, s *StatelessCall, notify Notify) (json.RawMessage, error) {
+	ctx = context.WithValue(ctx, statelessAgentKey{}, s.agent)
+	res, err := g.pending.start(ctx, func(ctx context.Context) (mcp.Result, error) {
+		b, err := g.Send(ctx, nil, &s.f, notify, nil)
+		if err != nil {
+			return nil, err
+		}
+		return typedInputRequired(&rawResult{raw: b}), nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r, ok := res.(*rawResult)
+	if !ok || r == nil {
+		return nil, fmt.Errorf("tools/call: unexpected result %T", res) // cannot happen: both kinds are raw
+	}
+	// As the SDK stamps a 2026-era request's result (annotateServerInfo,
+	// then rawResult's MarshalJSON): the gateway's serverInfo over the
+	// server's own.
+	return stamp(r.raw, mcp.Meta{mcp.MetaKeyServerInfo: g.serverInfo()}, nil), nil
+}
+
+// serverInfo is the merged server's implementation, as it names itself to
+// agents.
+func (g *Gateway) serverInfo() *mcp.Implementation {
+	return &mcp.Implementation{Name: "mcp-gateway", Version: g.version}
+}
