@@ -5,6 +5,9 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 )
 
@@ -94,9 +97,28 @@ func (f *fastPath) serveStateless(w http.ResponseWriter, r *http.Request, msg *r
 		w = noTakeover{w} // see fastPath.call
 	}
 	if err != nil {
-		writeError(w, msg.ID, callError(ctx, r, err))
+		wire := callError(ctx, r, err)
+		if status := errorStatus(wire); status != http.StatusOK {
+			writeErrorObject(w, status, msg.ID, wire)
+		} else {
+			writeError(w, msg.ID, wire)
+		}
 		return true
 	}
 	writeResult(w, msg.ID, res)
 	return true
+}
+
+// errorStatus is the HTTP status of a 2026-era request's error answer, as
+// the revision has it and the SDK's handler sends it (extractErrorStatus):
+// 404 for an unknown method, 400 for invalid params, an unsupported
+// version or a capability the client did not declare, 200 for the rest.
+func errorStatus(e *jsonrpc.Error) int {
+	switch e.Code {
+	case jsonrpc.CodeMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
 }

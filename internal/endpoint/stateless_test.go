@@ -28,7 +28,7 @@ func statelessGateway(t *testing.T) (url, token string, e *Endpoint) {
 // on client and returns the Content-Type and the JSON-RPC messages of the
 // answer, as the bytes sent: the body of a JSON answer, each event's data
 // of an SSE one.
-func statelessMessages(t *testing.T, client *http.Client, url, token, body, tool string, header map[string]string) (string, [][]byte) {
+func statelessMessages(t *testing.T, client *http.Client, url, token, body, tool string, header map[string]string) (int, string, [][]byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
@@ -56,7 +56,7 @@ func statelessMessages(t *testing.T, client *http.Client, url, token, body, tool
 	}
 	ct := resp.Header.Get("Content-Type")
 	if !strings.HasPrefix(ct, "text/event-stream") {
-		return ct, [][]byte{bytes.TrimSpace(b)}
+		return resp.StatusCode, ct, [][]byte{bytes.TrimSpace(b)}
 	}
 	var msgs [][]byte
 	for _, line := range strings.Split(string(b), "\n") {
@@ -64,7 +64,7 @@ func statelessMessages(t *testing.T, client *http.Client, url, token, body, tool
 			msgs = append(msgs, []byte(strings.TrimSpace(d)))
 		}
 	}
-	return ct, msgs
+	return resp.StatusCode, ct, msgs
 }
 
 // call2026 is a 2026-era tools/call of tool with args (JSON), caps (the
@@ -85,7 +85,7 @@ func TestStatelessFastPathTaken(t *testing.T) {
 	client := &http.Client{Timeout: 60 * time.Second}
 	for i, id := range []string{"1", "2"} {
 		before, lane := e.fast.stateless.Load(), e.lane.served.Load()
-		ct, msgs := statelessMessages(t, client, url, token, call2026(id, "echo", `{"text":"hi"}`, `{"roots":{"listChanged":true}}`, "", ""), "echo", nil)
+		_, ct, msgs := statelessMessages(t, client, url, token, call2026(id, "echo", `{"text":"hi"}`, `{"roots":{"listChanged":true}}`, "", ""), "echo", nil)
 		want := `{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"hi"}],"resultType":"complete","_meta":{"io.modelcontextprotocol/serverInfo":{"name":"mcp-gateway","version":"test"}}}}`
 		if ct != "application/json" || len(msgs) != 1 || string(msgs[0]) != want {
 			t.Fatalf("call %s: %s %q; want %s", id, ct, msgs, want)
@@ -98,7 +98,7 @@ func TestStatelessFastPathTaken(t *testing.T) {
 		}
 	}
 	before := e.fast.stateless.Load()
-	_, msgs := statelessMessages(t, client, url, token, call2026("3", "echo", `{"text":"hi"}`, `{}`, "", ""), "echo", map[string]string{"Mcp-Name": "who"})
+	_, _, msgs := statelessMessages(t, client, url, token, call2026("3", "echo", `{"text":"hi"}`, `{}`, "", ""), "echo", map[string]string{"Mcp-Name": "who"})
 	if n := e.fast.stateless.Load(); n != before || len(msgs) != 1 || !bytes.Contains(msgs[0], []byte(`"code":-32020`)) {
 		t.Errorf("Mcp-Name mismatch: fast-path calls %d -> %d, answer %q; want the SDK's -32020", before, n, msgs)
 	}
@@ -138,16 +138,19 @@ func TestStatelessDifferential(t *testing.T) {
 			retry: call2026("11", "sample", `{"prompt":"q"}`, sampleCaps, `,"inputResponses":{"sampling-1":{"role":"assistant","model":"m","content":{"type":"text","text":"42"}}},"requestState":STATE`, "")},
 		{name: "input required (roots)", tool: "roots", body: call2026("12", "roots", `{}`, `{"roots":{}}`, "", ""), fast: true,
 			retry: call2026("13", "roots", `{}`, `{"roots":{}}`, `,"inputResponses":{"roots-1":{"roots":[{"uri":"file:///tmp/r"}]}},"requestState":STATE`, "")},
+		{name: "server's invalid params", tool: "echo", body: call2026("16", "echo", `null`, `{}`, "", ""), fast: true},
 		{name: "roots not declared", tool: "roots", body: call2026("14", "roots", `{}`, `{}`, "", ""), fast: true},
 		{name: "sampling not declared", tool: "sample", body: call2026("15", "sample", `{"prompt":"q"}`, `{}`, "", ""), fast: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var got [2][][]byte
+			var status [2]int
 			for i, sdkOnly := range []bool{false, true} {
 				e.fast.sdkOnly.Store(sdkOnly)
 				before := e.fast.stateless.Load()
-				_, msgs := statelessMessages(t, client, url, token, c.body, c.tool, c.header)
+				var msgs [][]byte
+				status[i], _, msgs = statelessMessages(t, client, url, token, c.body, c.tool, c.header)
 				if took := e.fast.stateless.Load() != before; took != (c.fast && !sdkOnly) {
 					t.Errorf("sdkOnly %v: taken by the fast path: %v, want %v", sdkOnly, took, c.fast && !sdkOnly)
 				}
@@ -157,7 +160,7 @@ func TestStatelessDifferential(t *testing.T) {
 						t.Fatalf("sdkOnly %v: no gateway requestState in %q", sdkOnly, msgs)
 					}
 					retry := strings.Replace(c.retry, `"requestState":STATE`, string(state), 1)
-					_, final := statelessMessages(t, client, url, token, retry, c.tool, nil)
+					_, _, final := statelessMessages(t, client, url, token, retry, c.tool, nil)
 					msgs = append(msgs, final...)
 				}
 				for j := range msgs {
@@ -166,6 +169,9 @@ func TestStatelessDifferential(t *testing.T) {
 				got[i] = msgs
 			}
 			e.fast.sdkOnly.Store(false)
+			if status[0] != status[1] {
+				t.Errorf("HTTP status: fast path %d, SDK path %d", status[0], status[1])
+			}
 			if len(got[0]) != len(got[1]) {
 				t.Fatalf("fast path sent %d messages, the SDK path %d:\nfast: %q\nSDK:  %q", len(got[0]), len(got[1]), got[0], got[1])
 			}
