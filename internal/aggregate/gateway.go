@@ -64,6 +64,7 @@ type Gateway struct {
 	log      zerolog.Logger
 	pageSize int
 	version  string
+	infoMeta json.RawMessage // the _meta of a 2026-era result: serverInfoMeta
 	audit    func(CallRecord)
 	icpt     *intercept.Engine
 	view     ToolsView            // the default (search.go)
@@ -163,6 +164,7 @@ func New(opts Options) *Gateway {
 		extrasReady:   make(chan struct{}),
 		extrasPending: make(map[string]*pendingExtras),
 	}
+	g.infoMeta = serverInfoMeta(g.serverInfo())
 	g.server = mcp.NewServer(g.serverInfo(), &mcp.ServerOptions{
 		// Everything on for the SDK's own checks (e.g. which notifications
 		// a new-protocol session may listen to); what clients are told is

@@ -189,7 +189,6 @@ func (t *pendingTable) start(ctx context.Context, run func(context.Context) (mcp
 	p.cancel = cancel
 	var ask Ask = p.ask
 	callCtx = context.WithValue(callCtx, pendingAskKey{}, ask)
-	context.AfterFunc(callCtx, func() { t.forget(p.id) })
 	go func() {
 		p.res, p.err = run(callCtx)
 		close(p.done)
@@ -203,6 +202,9 @@ func (t *pendingTable) start(ctx context.Context, run func(context.Context) (mcp
 		t.mu.Lock()
 		t.byID[p.id] = p
 		t.mu.Unlock()
+		// Forgotten when the call's context ends (its result taken, or
+		// pendingTTL); one that never waited for input is never kept.
+		context.AfterFunc(callCtx, func() { t.forget(p.id) })
 	}
 	return res, err
 }

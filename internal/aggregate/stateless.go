@@ -199,10 +199,39 @@ func (g *Gateway) SendStateless(ctx context.Context, s *StatelessCall, notify No
 	if !ok || r == nil {
 		return nil, fmt.Errorf("tools/call: unexpected result %T", res) // cannot happen: both kinds are raw
 	}
-	// As the SDK stamps a 2026-era request's result (annotateServerInfo,
-	// then rawResult's MarshalJSON): the gateway's serverInfo over the
-	// server's own.
-	return stamp(r.raw, mcp.Meta{mcp.MetaKeyServerInfo: g.serverInfo()}, nil), nil
+	return g.stampComplete(r.raw), nil
+}
+
+// stampComplete is stamp(raw, {serverInfo: the gateway's}, nil), as the
+// SDK path stamps a 2026-era request's result (annotateServerInfo, then
+// rawResult's MarshalJSON): the gateway's serverInfo over the server's own.
+// A result without _meta (most) gets the _meta encoded once, in New
+// (infoMeta); the bytes are stamp's.
+func (g *Gateway) stampComplete(raw json.RawMessage) json.RawMessage {
+	if len(g.infoMeta) > 0 {
+		out := setAbsent(raw, "resultType", json.RawMessage(`"complete"`))
+		if _, found, err := rawjson.MemberValue(out, "_meta"); err == nil && !found {
+			if b, err := rawjson.SetMember(out, "_meta", g.infoMeta); err == nil {
+				return b
+			}
+		}
+	}
+	return stamp(raw, mcp.Meta{mcp.MetaKeyServerInfo: g.serverInfo()}, nil)
+}
+
+// serverInfoMeta encodes the _meta stamp gives a result that has none: the
+// gateway's serverInfo alone, encoded as stamp encodes it. nil if it does
+// not encode (stamp then runs in full).
+func serverInfoMeta(info *mcp.Implementation) json.RawMessage {
+	b, err := json.Marshal(info)
+	if err != nil {
+		return nil
+	}
+	m, err := json.Marshal(map[string]json.RawMessage{mcp.MetaKeyServerInfo: b})
+	if err != nil {
+		return nil
+	}
+	return m
 }
 
 // serverInfo is the merged server's implementation, as it names itself to
