@@ -21,7 +21,9 @@
 //     tells the protocol eras apart (era.go): a 2026-07-28 request (the
 //     protocol version in params._meta) skips everything below and goes to
 //     the SDK's StreamableHTTPHandler in Stateless mode, on the same merged
-//     server, with no session;
+//     server, with no session; but for a plain tools/call, which the fast
+//     path answers as the SDK would (stateless.go: aggregate.RouteStateless,
+//     then aggregate.SendStateless), on the lane too;
 //   - session accounting (sessions.go; making room: sessionroom.go):
 //     sessions are bounded by count (Options.MaxSessions), never by idle
 //     time, so they survive a paused sandbox; beyond the bound the least recently used session with no

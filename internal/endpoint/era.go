@@ -20,7 +20,9 @@ import (
 //     params._meta carries io.modelcontextprotocol/protocolVersion (or, for
 //     a GET, DELETE or notification, which carry no _meta, whose
 //     MCP-Protocol-Version header names that revision) is self-contained.
-//     It goes to a second SDK handler on the same merged server, stateless:
+//     It goes to a second SDK handler on the same merged server, stateless
+//     (a plain tools/call aside, which the fast path answers the same:
+//     stateless.go):
 //     the SDK checks the headers against the body (-32020), the _meta
 //     (-32602), answers server/discover and refuses the methods the revision
 //     removed (404, -32601), and stamps resultType and serverInfo on typed
