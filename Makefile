@@ -48,9 +48,13 @@ check: ## build, vet and the unit tests without -race or the slow end-to-end par
 	@echo "check: go test (no -race) of every package but cmd/mcp-gateway and bench"
 	$(GO) test -count=1 $(CHECK_PKGS)
 
-# The TypeScript SDK client and the npm server used by the end-to-end tests.
-test-deps: ## npm ci in test/ts (the TypeScript SDK client and the npm servers the tests start)
+# The TypeScript SDK client and the npm server used by the end-to-end tests,
+# and the Prometheus server that TestTelemetryPrometheus runs: installed with
+# apt-get where that works without asking (root), else the script says why
+# not and the test skips (test/prometheus-deps.sh).
+test-deps: ## npm ci in test/ts (TypeScript SDK client, npm servers); the prometheus package where root can apt-get it
 	cd test/ts && npm ci --no-audit --no-fund
+	@bash test/prometheus-deps.sh
 
 lint: ## gofmt -l and go vet
 	@echo "lint: gofmt -l and go vet ./..."
