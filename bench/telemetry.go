@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -17,12 +19,19 @@ import (
 // exported over OTLP/HTTP to a receiver in this process that reads and
 // drops them, every call sampled (two spans per call) or one in ten. The gateways
 // run side by side and are measured in turn, three rounds; each row is
-// its lowest round, the least disturbed by the rest of the machine.
+// its lowest round, the least disturbed by the rest of the machine. With
+// -profile, each gateway writes its CPU profile there (telemetry-N.pprof,
+// N the row).
 func (b *bench) telemetryRuns(ctx context.Context) error {
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
 	defer recv.Close()
+	if b.opt.profile != "" {
+		if err := os.MkdirAll(b.opt.profile, 0o755); err != nil {
+			return fmt.Errorf("profile dir: %w", err)
+		}
+	}
 	modes := []struct {
 		name string
 		args []string
@@ -49,6 +58,15 @@ func (b *bench) telemetryRuns(ctx context.Context) error {
 			return err
 		}
 		bx.env, bx.args, bx.protocol = m.env, m.args, b.opt.protocol
+		if b.opt.profile != "" {
+			// Each gateway's CPU profile over its warm-up and rounds, to
+			// see where telemetry's cost goes (written as it stops).
+			prof, err := filepath.Abs(filepath.Join(b.opt.profile, fmt.Sprintf("telemetry-%d.pprof", i)))
+			if err != nil {
+				return err
+			}
+			bx.env = append(slices.Clip(bx.env), "MCP_GATEWAY_CPUPROFILE="+prof)
+		}
 		b.boxes = append(b.boxes, bx)
 		cfg, err := json.Marshal(fixtureServers(1, plainServer))
 		if err != nil {
