@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"strconv"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -83,20 +85,73 @@ func (t *Telemetry) Serve(ctx context.Context, r Request) (context.Context, *Op)
 		}
 	}
 	if r.Traceparent != "" {
-		carrier := propagation.MapCarrier{"traceparent": r.Traceparent}
-		if r.Tracestate != "" {
-			carrier["tracestate"] = r.Tracestate
-		}
-		ctx = propagation.TraceContext{}.Extract(ctx, carrier)
+		ctx = propagation.TraceContext{}.Extract(ctx, &traceCarrier{r.Traceparent, r.Tracestate})
 	}
-	op := &Op{t: t, start: time.Now(), req: r}
+	op := &Op{t: t, req: r}
 	ctx = context.WithValue(ctx, telemetryKey{}, t)
 	if t.tracer != nil {
-		ctx, op.span = t.tracer.Start(ctx, spanName(r), trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithTimestamp(op.start), trace.WithAttributes(requestAttrs(r, "")...))
+		ctx, op.span = t.tracer.Start(ctx, spanName(r), t.serverSpan...)
+		op.setAttrs("")
 	}
+	op.start = startTime(op.span)
 	return ctx, op
 }
+
+// startTime is span's start, the start of its duration metric too: the
+// span takes its own time, and passing it one (trace.WithTimestamp)
+// would cost an allocation per span. Now for a span not recorded.
+func startTime(span trace.Span) time.Time {
+	if ro, ok := span.(sdktrace.ReadOnlySpan); ok {
+		return ro.StartTime()
+	}
+	return time.Now()
+}
+
+// endTime is what startTime is for the end, once span has ended.
+func endTime(span trace.Span) time.Time {
+	if ro, ok := span.(sdktrace.ReadOnlySpan); ok {
+		if end := ro.EndTime(); !end.IsZero() {
+			return end
+		}
+	}
+	return time.Now()
+}
+
+// setAttrs gives op's span its request's attributes, if it is recorded.
+// They are set after the start, not passed to it, so that a span the
+// sampler drops costs no attribute slices: the samplers the OTEL_*
+// variables choose from (always, never, trace id ratio, parent based) do
+// not read attributes.
+func (op *Op) setAttrs(server string) {
+	if op.span.IsRecording() {
+		op.span.SetAttributes(requestAttrs(op.req, server)...)
+	}
+}
+
+// traceCarrier is a propagation.TextMapCarrier of the two W3C fields,
+// without the map a MapCarrier allocates per request.
+type traceCarrier struct{ traceparent, tracestate string }
+
+func (c *traceCarrier) Get(key string) string {
+	switch key {
+	case "traceparent":
+		return c.traceparent
+	case "tracestate":
+		return c.tracestate
+	}
+	return ""
+}
+
+func (c *traceCarrier) Set(key, value string) {
+	switch key {
+	case "traceparent":
+		c.traceparent = value
+	case "tracestate":
+		c.tracestate = value
+	}
+}
+
+func (c *traceCarrier) Keys() []string { return []string{"traceparent", "tracestate"} }
 
 // telemetryKey holds the Telemetry of a served request in its context, so
 // that Forward finds it where the request is forwarded without every
@@ -112,14 +167,15 @@ func Forward(ctx context.Context, server string, r Request) (context.Context, *O
 	if t == nil {
 		return ctx, nil
 	}
-	op := &Op{t: t, start: time.Now(), client: true, server: server, req: r}
+	op := &Op{t: t, client: true, server: server, req: r}
 	if t.inst.inflight != nil {
-		t.inst.inflight.Add(ctx, 1, metric.WithAttributeSet(t.attrSet(Request{}, server, "")))
+		t.inst.inflight.Add(ctx, 1, t.attrSet(Request{}, server, "").add...)
 	}
 	if t.tracer != nil {
-		ctx, op.span = t.tracer.Start(ctx, spanName(r), trace.WithSpanKind(trace.SpanKindClient),
-			trace.WithTimestamp(op.start), trace.WithAttributes(requestAttrs(r, server)...))
+		ctx, op.span = t.tracer.Start(ctx, spanName(r), t.clientSpan...)
+		op.setAttrs(server)
 	}
+	op.start = startTime(op.span)
 	return ctx, op
 }
 
@@ -127,12 +183,28 @@ func Forward(ctx context.Context, server string, r Request) (context.Context, *O
 // recorded): what a forwarded request carries in _meta so that its server
 // continues the trace.
 func (op *Op) Traceparent() (traceparent, tracestate string) {
-	if op == nil || op.span == nil || !op.span.SpanContext().IsValid() {
+	if op == nil || op.span == nil {
 		return "", ""
 	}
-	carrier := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(trace.ContextWithSpan(context.Background(), op.span), carrier)
-	return carrier["traceparent"], carrier["tracestate"]
+	return formatTraceparent(op.span.SpanContext())
+}
+
+// formatTraceparent writes sc as propagation.TraceContext's Inject does
+// (version 00, the sampled and random flags only), without the context
+// and the carrier Inject needs: one string per forwarded request.
+func formatTraceparent(sc trace.SpanContext) (traceparent, tracestate string) {
+	if !sc.IsValid() {
+		return "", ""
+	}
+	tid, sid := sc.TraceID(), sc.SpanID()
+	var b [55]byte
+	copy(b[:], "00-")
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:], []byte{byte(sc.TraceFlags() & (trace.FlagsSampled | trace.FlagsRandom))})
+	return string(b[:]), sc.TraceState().String()
 }
 
 // Event adds a named event to op's span (a retry, an interceptor's
@@ -150,7 +222,7 @@ func (op *Op) End(errType string) {
 	if op == nil {
 		return
 	}
-	end := time.Now()
+	var end time.Time
 	if op.span != nil {
 		if errType != "" {
 			op.span.SetAttributes(keyErrorType.String(errType))
@@ -158,7 +230,10 @@ func (op *Op) End(errType string) {
 			// may quote the request's values.
 			op.span.SetStatus(codes.Error, errType)
 		}
-		op.span.End(trace.WithTimestamp(end))
+		op.span.End()
+		end = endTime(op.span)
+	} else {
+		end = time.Now()
 	}
 	inst := &op.t.inst
 	if inst.server == nil || op.internal {
@@ -168,11 +243,11 @@ func (op *Op) End(errType string) {
 	secs := end.Sub(op.start).Seconds()
 	ctx := context.Background()
 	if op.client {
-		inst.client.Record(ctx, secs, metric.WithAttributeSet(attrs))
-		inst.inflight.Add(ctx, -1, metric.WithAttributeSet(op.t.attrSet(Request{}, op.server, "")))
+		inst.client.Record(ctx, secs, attrs.rec...)
+		inst.inflight.Add(ctx, -1, op.t.attrSet(Request{}, op.server, "").add...)
 		return
 	}
-	inst.server.Record(ctx, secs, metric.WithAttributeSet(attrs))
+	inst.server.Record(ctx, secs, attrs.rec...)
 }
 
 // ErrorType is the error.type of err: the JSON-RPC error code of an error
@@ -289,24 +364,35 @@ const maxCachedSets = 4096
 
 // attrSet is metricAttrs, cached: building a set sorts and allocates, on
 // every request otherwise.
-func (t *Telemetry) attrSet(r Request, server, errType string) attribute.Set {
+func (t *Telemetry) attrSet(r Request, server, errType string) *attrOpts {
 	key := setKey{r.Method, r.Tool, r.Prompt, server, errType}
 	if v, ok := t.sets.Load(key); ok {
-		return v.(attribute.Set)
+		return v.(*attrOpts)
 	}
-	set := metricAttrs(r, server, errType)
-	t.cacheSet(key, set)
-	return set
+	return t.cacheSet(key, metricAttrs(r, server, errType))
 }
 
-// cacheSet keeps set under key in the cache of attribute sets, unless it
-// holds maxCachedSets already.
-func (t *Telemetry) cacheSet(key any, set attribute.Set) {
+// attrOpts is a metric attribute set as the instruments take it: the
+// option and the variadic slices built once per set, not per record (each
+// would allocate twice).
+type attrOpts struct {
+	rec []metric.RecordOption
+	add []metric.AddOption
+}
+
+// cacheSet keeps set's options under key in the cache of attribute sets,
+// unless it holds maxCachedSets already, and returns them.
+func (t *Telemetry) cacheSet(key any, set attribute.Set) *attrOpts {
+	o := metric.WithAttributeSet(set)
+	opts := &attrOpts{rec: []metric.RecordOption{o}, add: []metric.AddOption{o}}
 	if t.setCount.Load() < maxCachedSets {
-		if _, loaded := t.sets.LoadOrStore(key, set); !loaded {
+		v, loaded := t.sets.LoadOrStore(key, opts)
+		if !loaded {
 			t.setCount.Add(1)
 		}
+		return v.(*attrOpts)
 	}
+	return opts
 }
 
 // IDs are the trace and span ids (hex) of the span in ctx, "" when none

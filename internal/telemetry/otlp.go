@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -31,24 +32,34 @@ type otlpHTTP struct {
 }
 
 // post sends one payload and reports a non-2xx answer as an error, with the
-// start of its body (a collector's answer names what it refused).
-func (o *otlpHTTP) post(ctx context.Context, payload []byte) error {
+// start of its body (a collector's answer names what it refused). done
+// tells whether the transport is done with payload, so that the caller
+// may write its next payload into the same array: a transport reads a
+// body in a goroutine of its own, which may still hold it after Do
+// returns when a receiver answers before reading it all (then done is
+// false, and the caller lets the array go).
+func (o *otlpHTTP) post(ctx context.Context, payload []byte) (done bool, err error) {
 	body := payload
 	if o.gzip {
 		var buf bytes.Buffer
 		zw := gzip.NewWriter(&buf)
 		if _, err := zw.Write(payload); err != nil {
-			return fmt.Errorf("gzip the OTLP payload: %w", err)
+			return true, fmt.Errorf("gzip the OTLP payload: %w", err)
 		}
 		if err := zw.Close(); err != nil {
-			return fmt.Errorf("gzip the OTLP payload: %w", err)
+			return true, fmt.Errorf("gzip the OTLP payload: %w", err)
 		}
 		body = buf.Bytes()
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url, bytes.NewReader(body))
+	var bodies openBodies
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.url, nil)
 	if err != nil {
-		return fmt.Errorf("OTLP request to %s: %w", o.shown, err)
+		return true, fmt.Errorf("OTLP request to %s: %w", o.shown, err)
 	}
+	// The body as NewRequest would set a bytes.Reader up, but counting
+	// the readers open on it (a redirect or a retry opens another).
+	req.Body, req.ContentLength = bodies.open(body), int64(len(body))
+	req.GetBody = func() (io.ReadCloser, error) { return bodies.open(body), nil }
 	req.Header.Set("Content-Type", "application/x-protobuf")
 	if o.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
@@ -58,13 +69,34 @@ func (o *otlpHTTP) post(ctx context.Context, payload []byte) error {
 	}
 	resp, err := o.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("OTLP export to %s: %w", o.shown, err)
+		return bodies.n.Load() == 0, fmt.Errorf("OTLP export to %s: %w", o.shown, err)
 	}
-	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	resp.Body.Close()
+	done = bodies.n.Load() == 0
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("OTLP export to %s: %s: %q", o.shown, resp.Status, msg)
+		return done, fmt.Errorf("OTLP export to %s: %s: %q", o.shown, resp.Status, msg)
 	}
+	return done, nil
+}
+
+// openBodies counts the request bodies of one post that the transport
+// has not closed yet (it closes every body it is given, once done).
+type openBodies struct{ n atomic.Int32 }
+
+func (o *openBodies) open(b []byte) io.ReadCloser {
+	o.n.Add(1)
+	return &countedBody{Reader: bytes.NewReader(b), open: o}
+}
+
+type countedBody struct {
+	*bytes.Reader
+	once sync.Once
+	open *openBodies
+}
+
+func (b *countedBody) Close() error {
+	b.once.Do(func() { b.open.n.Add(-1) })
 	return nil
 }
 
@@ -73,6 +105,12 @@ type spanExporter struct {
 	out      *otlpHTTP
 	mu       sync.Mutex
 	shutdown bool
+	// buf is the last batch's payload, its array reused for the next
+	// (a batch is a few hundred KB: allocated afresh, it would be most
+	// of the bytes the traces allocate). bufMu holds it for an export;
+	// the batch processor exports one batch at a time anyway.
+	bufMu sync.Mutex
+	buf   pb
 }
 
 func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
@@ -82,7 +120,15 @@ func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnl
 	if done || len(spans) == 0 {
 		return nil
 	}
-	return e.out.post(ctx, encodeSpans(spans))
+	e.bufMu.Lock()
+	defer e.bufMu.Unlock()
+	payload := encodeSpans(e.buf[:0], spans)
+	sent, err := e.out.post(ctx, payload)
+	e.buf = nil
+	if sent {
+		e.buf = payload
+	}
+	return err
 }
 
 func (e *spanExporter) Shutdown(context.Context) error {
@@ -94,7 +140,7 @@ func (e *spanExporter) Shutdown(context.Context) error {
 
 // encodeSpans writes an ExportTraceServiceRequest: spans grouped by
 // resource, then by instrumentation scope.
-func encodeSpans(spans []sdktrace.ReadOnlySpan) []byte {
+func encodeSpans(b pb, spans []sdktrace.ReadOnlySpan) pb {
 	type group struct {
 		res    *resource.Resource
 		scopes map[instrumentation.Scope][]sdktrace.ReadOnlySpan
@@ -116,7 +162,9 @@ func encodeSpans(spans []sdktrace.ReadOnlySpan) []byte {
 		}
 		g.scopes[sc] = append(g.scopes[sc], s)
 	}
-	b := make(pb, 0, 512*len(spans))
+	if b == nil {
+		b = make(pb, 0, 512*len(spans))
+	}
 	for _, g := range groups {
 		b = b.msg(1, true, func(b pb) pb { // ResourceSpans
 			b = b.msg(1, true, func(b pb) pb { return appendAttrs(b, 1, g.res.Attributes()) })

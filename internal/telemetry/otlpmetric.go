@@ -22,7 +22,8 @@ func (e *metricExporter) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggre
 }
 
 func (e *metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
-	return e.out.post(ctx, encodeMetrics(rm))
+	_, err := e.out.post(ctx, encodeMetrics(rm))
+	return err
 }
 
 func (e *metricExporter) ForceFlush(context.Context) error { return nil }

@@ -66,10 +66,10 @@ func (op *Op) Bytes(in, out int) {
 	}
 	h := op.t.inst.sizes.bytes
 	if in >= 0 {
-		h.Record(context.Background(), float64(in), metric.WithAttributeSet(op.t.sizeSet(op.req.Method, "in")))
+		h.Record(context.Background(), float64(in), op.t.sizeSet(op.req.Method, "in").rec...)
 	}
 	if out >= 0 {
-		h.Record(context.Background(), float64(out), metric.WithAttributeSet(op.t.sizeSet(op.req.Method, "out")))
+		h.Record(context.Background(), float64(out), op.t.sizeSet(op.req.Method, "out").rec...)
 	}
 }
 
@@ -78,7 +78,7 @@ func (op *Op) Items(n int) {
 	if op == nil || op.t.inst.sizes.items == nil {
 		return
 	}
-	op.t.inst.sizes.items.Record(context.Background(), float64(n), metric.WithAttributeSet(op.t.sizeSet(op.req.Method, "")))
+	op.t.inst.sizes.items.Record(context.Background(), float64(n), op.t.sizeSet(op.req.Method, "").rec...)
 }
 
 // Decisions records what interceptors did to the served request in ctx,
@@ -102,7 +102,7 @@ func Decisions(ctx context.Context, decisions []string) {
 				keyInterceptor.String(d[:i]), keyOutcome.String(d[i+1:])))
 		}
 		if t.inst.sizes.decisions != nil {
-			t.inst.sizes.decisions.Add(ctx, 1, metric.WithAttributeSet(t.decisionSet(d[:i], d[i+1:])))
+			t.inst.sizes.decisions.Add(ctx, 1, t.decisionSet(d[:i], d[i+1:]).add...)
 		}
 	}
 }
@@ -116,26 +116,23 @@ type decisionKey struct{ name, outcome string }
 
 // sizeSet is the attribute set of a size: the method, and the direction
 // unless it is "" (a list's size).
-func (t *Telemetry) sizeSet(method, direction string) attribute.Set {
+func (t *Telemetry) sizeSet(method, direction string) *attrOpts {
 	key := sizeKey{method, direction}
 	if v, ok := t.sets.Load(key); ok {
-		return v.(attribute.Set)
+		return v.(*attrOpts)
 	}
 	set := attribute.NewSet(keyMethod.String(method))
 	if direction != "" {
 		set = attribute.NewSet(keyMethod.String(method), keyDirection.String(direction))
 	}
-	t.cacheSet(key, set)
-	return set
+	return t.cacheSet(key, set)
 }
 
 // decisionSet is the attribute set of an interceptor's decision.
-func (t *Telemetry) decisionSet(name, outcome string) attribute.Set {
+func (t *Telemetry) decisionSet(name, outcome string) *attrOpts {
 	key := decisionKey{name, outcome}
 	if v, ok := t.sets.Load(key); ok {
-		return v.(attribute.Set)
+		return v.(*attrOpts)
 	}
-	set := attribute.NewSet(keyInterceptor.String(name), keyOutcome.String(outcome))
-	t.cacheSet(key, set)
-	return set
+	return t.cacheSet(key, attribute.NewSet(keyInterceptor.String(name), keyOutcome.String(outcome)))
 }

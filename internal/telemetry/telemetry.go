@@ -40,9 +40,13 @@ type Options struct {
 type Telemetry struct {
 	tp     *sdktrace.TracerProvider // nil: no traces
 	tracer trace.Tracer
-	mp     *sdkmetric.MeterProvider // nil: no metrics
-	reader *sdkmetric.ManualReader  // for Handler; nil without Options.Metrics
-	inst   instruments
+	// serverSpan and clientSpan are the start options of a served and a
+	// forwarded request's span, built once: passed afresh, their
+	// variadic slice is an allocation per span.
+	serverSpan, clientSpan []trace.SpanStartOption
+	mp                     *sdkmetric.MeterProvider // nil: no metrics
+	reader                 *sdkmetric.ManualReader  // for Handler; nil without Options.Metrics
+	inst                   instruments
 	// sets caches the metrics' attribute sets (attrSet), setCount
 	// counts them.
 	sets     sync.Map
@@ -81,6 +85,8 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 		t.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
 			sdktrace.WithBatcher(&spanExporter{out: cfg.traces}))
 		t.tracer = t.tp.Tracer(scopeName, trace.WithInstrumentationVersion(opts.Version))
+		t.serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
+		t.clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 	}
 	var readers []sdkmetric.Option
 	if opts.Metrics {
