@@ -67,6 +67,9 @@ type Op struct {
 	req      Request
 }
 
+// maxRequestAttrs is the most attributes requestAttrs gives a span.
+const maxRequestAttrs = 8
+
 // Serve starts the server span of a request the gateway serves, a child
 // of the agent's trace context (Request.Traceparent, else ctx's).
 func (t *Telemetry) Serve(ctx context.Context, r Request) (context.Context, *Op) {
@@ -90,7 +93,7 @@ func (t *Telemetry) Serve(ctx context.Context, r Request) (context.Context, *Op)
 	op := &Op{t: t, req: r}
 	ctx = context.WithValue(ctx, telemetryKey{}, t)
 	if t.tracer != nil {
-		ctx, op.span = t.tracer.Start(ctx, spanName(r), t.serverSpan...)
+		ctx, op.span = t.tracer.Start(ctx, t.spanName(r), t.serverSpan...)
 		op.setAttrs("")
 	}
 	op.start = startTime(op.span)
@@ -124,7 +127,12 @@ func endTime(span trace.Span) time.Time {
 // not read attributes.
 func (op *Op) setAttrs(server string) {
 	if op.span.IsRecording() {
-		op.span.SetAttributes(requestAttrs(op.req, server)...)
+		// The span copies them: the slice is lent from a pool, not
+		// allocated per span.
+		buf := op.t.attrBufs.Get().(*[maxRequestAttrs]attribute.KeyValue)
+		op.span.SetAttributes(requestAttrs(buf[:0], op.req, server)...)
+		*buf = [maxRequestAttrs]attribute.KeyValue{} // no strings kept alive
+		op.t.attrBufs.Put(buf)
 	}
 }
 
@@ -172,7 +180,7 @@ func Forward(ctx context.Context, server string, r Request) (context.Context, *O
 		t.inst.inflight.Add(ctx, 1, t.attrSet(Request{}, server, "").add...)
 	}
 	if t.tracer != nil {
-		ctx, op.span = t.tracer.Start(ctx, spanName(r), t.clientSpan...)
+		ctx, op.span = t.tracer.Start(ctx, t.spanName(r), t.clientSpan...)
 		op.setAttrs(server)
 	}
 	op.start = startTime(op.span)
@@ -269,19 +277,34 @@ func ErrorType(err error) string {
 }
 
 // spanName is "{mcp.method.name} {target}" with the tool or prompt name as
-// the target, as the conventions say.
-func spanName(r Request) string {
-	switch {
-	case r.Tool != "":
-		return r.Method + " " + r.Tool
-	case r.Prompt != "":
-		return r.Method + " " + r.Prompt
+// the target, as the conventions say; cached beside the attribute sets
+// (the concatenation is an allocation per span otherwise).
+func (t *Telemetry) spanName(r Request) string {
+	target := r.Tool
+	if target == "" {
+		target = r.Prompt
 	}
-	return r.Method
+	if target == "" {
+		return r.Method
+	}
+	key := nameKey{r.Method, target}
+	if v, ok := t.sets.Load(key); ok {
+		return v.(string)
+	}
+	name := r.Method + " " + target
+	if t.setCount.Load() < maxCachedSets {
+		if _, loaded := t.sets.LoadOrStore(key, name); !loaded {
+			t.setCount.Add(1)
+		}
+	}
+	return name
 }
 
-func requestAttrs(r Request, server string) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 8)
+// nameKey is what a span name is made of.
+type nameKey struct{ method, target string }
+
+// requestAttrs appends a request's span attributes to attrs.
+func requestAttrs(attrs []attribute.KeyValue, r Request, server string) []attribute.KeyValue {
 	attrs = append(attrs, keyMethod.String(r.Method))
 	if r.Session != "" {
 		attrs = append(attrs, keySession.String(r.Session))

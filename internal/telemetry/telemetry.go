@@ -44,11 +44,14 @@ type Telemetry struct {
 	// forwarded request's span, built once: passed afresh, their
 	// variadic slice is an allocation per span.
 	serverSpan, clientSpan []trace.SpanStartOption
-	mp                     *sdkmetric.MeterProvider // nil: no metrics
-	reader                 *sdkmetric.ManualReader  // for Handler; nil without Options.Metrics
-	inst                   instruments
-	// sets caches the metrics' attribute sets (attrSet), setCount
-	// counts them.
+	// attrBufs lends the slices a span's attributes are written into
+	// before the span copies them (setAttrs).
+	attrBufs sync.Pool
+	mp       *sdkmetric.MeterProvider // nil: no metrics
+	reader   *sdkmetric.ManualReader  // for Handler; nil without Options.Metrics
+	inst     instruments
+	// sets caches the metrics' attribute sets (attrSet) and the span
+	// names (spanName), setCount counts them.
 	sets     sync.Map
 	setCount atomic.Int32
 }
@@ -87,6 +90,7 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 		t.tracer = t.tp.Tracer(scopeName, trace.WithInstrumentationVersion(opts.Version))
 		t.serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 		t.clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
+		t.attrBufs.New = func() any { return new([maxRequestAttrs]attribute.KeyValue) }
 	}
 	var readers []sdkmetric.Option
 	if opts.Metrics {
