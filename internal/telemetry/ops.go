@@ -262,10 +262,13 @@ func (op *Op) End(errType string) {
 // answer, "cancelled" or "timeout" for a context's end, else "_OTHER" (the
 // conventions' fallback; an error's text may quote values).
 func ErrorType(err error) string {
+	if err == nil {
+		// Before rpcErr: errors.As takes its address, which puts it on
+		// the heap, an allocation per call were it declared first.
+		return ""
+	}
 	var rpcErr *jsonrpc.Error
 	switch {
-	case err == nil:
-		return ""
 	case errors.As(err, &rpcErr):
 		return strconv.FormatInt(rpcErr.Code, 10)
 	case errors.Is(err, context.Canceled):

@@ -78,3 +78,11 @@ func TestExportReusesItsBuffer(t *testing.T) {
 		t.Errorf("received %q in %d posts, want %q in %d", got, len(col.Bodies()), names, len(names))
 	}
 }
+
+// TestErrorTypeOfNoError: a call that succeeded costs ErrorType nothing
+// (it runs on every forwarded call with telemetry on).
+func TestErrorTypeOfNoError(t *testing.T) {
+	if n := testing.AllocsPerRun(100, func() { _ = ErrorType(nil) }); n != 0 {
+		t.Errorf("ErrorType(nil) allocates %v times", n)
+	}
+}
