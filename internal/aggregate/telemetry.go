@@ -258,9 +258,28 @@ func nameOf(params json.RawMessage) string {
 	if err != nil || !ok {
 		return ""
 	}
+	if s, ok := plainString(v); ok {
+		return s
+	}
 	var s string
 	_ = json.Unmarshal(v, &s)
 	return s
+}
+
+// plainString is the JSON string v without decoding it, when it needs
+// none: quoted printable ASCII without escapes, as tool names are. A
+// forwarded call's span reads its name on every call, and json.Unmarshal
+// costs more than the rest of the reading.
+func plainString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return "", false
+	}
+	for _, c := range v[1 : len(v)-1] {
+		if c < 0x20 || c >= 0x7f || c == '\\' || c == '"' {
+			return "", false
+		}
+	}
+	return string(v[1 : len(v)-1]), true
 }
 
 // withTraceMeta sets traceparent (and tracestate, when set) in params'
