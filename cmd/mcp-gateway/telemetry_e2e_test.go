@@ -448,10 +448,17 @@ func histCounts(f *dto.MetricFamily) map[string]uint64 {
 	return out
 }
 
-// TestTelemetryStdio: in stdio mode a call's served span, exported over
-// OTLP, carries the call's JSON-RPC id and the pipe transport, in the
-// agent's trace.
+// TestTelemetryStdio: in stdio mode the served spans of a call and a list
+// (and a ping, on the 2025 era that has it), exported over OTLP, carry
+// their JSON-RPC ids and the pipe transport, in the agent's trace: on
+// either era of the protocol.
 func TestTelemetryStdio(t *testing.T) {
+	for _, era := range []string{"2026", "2025"} {
+		t.Run(era, func(t *testing.T) { telemetryStdio(t, era == "2025") })
+	}
+}
+
+func telemetryStdio(t *testing.T, legacy bool) {
 	col := fixture.NewCollector(t)
 	dir := t.TempDir()
 	cfg := mcpConfig(t, map[string]any{
@@ -465,34 +472,58 @@ func TestTelemetryStdio(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	client := mcp.NewClient(&mcp.Implementation{Name: "desktop-app", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, nil)
+	var opts *mcp.ClientSessionOptions
+	if legacy {
+		opts = legacySession()
+	}
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 10 * time.Second}, opts)
 	if err != nil {
 		t.Fatalf("connect: %v", err)
 	}
 	t.Cleanup(func() { killSession(cmd.Process.Pid) })
 	const agentTrace = "2af7651916cd43dd8448eb211c80319e"
+	meta := mcp.Meta{"traceparent": "00-" + agentTrace + "-b7ad6b7169203331-01"}
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"},
-		Meta: mcp.Meta{"traceparent": "00-" + agentTrace + "-b7ad6b7169203331-01"}}); err != nil {
+		Meta: meta}); err != nil {
 		t.Fatalf("call echo: %v", err)
+	}
+	// A list and a ping have no params the gateway forwards: their spans
+	// carry their ids all the same.
+	want := []string{"tools/call echo", "tools/list"}
+	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Meta: meta}); err != nil {
+		t.Fatalf("list tools: %v", err)
+	}
+	if legacy {
+		if err := cs.Ping(ctx, &mcp.PingParams{Meta: meta}); err != nil {
+			t.Fatalf("ping: %v", err)
+		}
+		want = append(want, "ping")
 	}
 	if err := cs.Close(); err != nil { // the gateway exports what it holds as it stops
 		t.Errorf("close: %v", err)
 	}
-	var served *tracepb.Span
+	served := map[string]map[string]string{} // attributes by span name
 	for _, s := range func() []*tracepb.Span { s, _ := col.Spans(); return s }() {
 		if hex.EncodeToString(s.TraceId) == agentTrace && s.Kind == tracepb.Span_SPAN_KIND_SERVER {
-			served = s
+			got := map[string]string{}
+			for _, kv := range s.Attributes {
+				got[kv.Key] = kv.Value.GetStringValue()
+			}
+			served[s.Name] = got
 		}
 	}
-	if served == nil {
-		t.Fatalf("no served span in the agent's trace (errors %v)", col.Errors())
+	for _, name := range want {
+		got := served[name]
+		if got == nil {
+			t.Errorf("no served span %q in the agent's trace (spans %v, errors %v)", name, served, col.Errors())
+			continue
+		}
+		if got["jsonrpc.request.id"] == "" || got["network.transport"] != "pipe" {
+			t.Errorf("%s: served span attributes %v, want a request id, pipe", name, got)
+		}
 	}
-	got := map[string]string{}
-	for _, kv := range served.Attributes {
-		got[kv.Key] = kv.Value.GetStringValue()
-	}
-	if got["jsonrpc.request.id"] == "" || got["network.transport"] != "pipe" || got["gen_ai.tool.name"] != "echo" {
-		t.Errorf("served span attributes %v, want a request id, pipe, echo", got)
+	if got := served["tools/call echo"]["gen_ai.tool.name"]; got != "echo" {
+		t.Errorf("the call's gen_ai.tool.name %q", got)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"sync"
 	"time"
 
@@ -245,11 +246,17 @@ func (c *drainConn) take(ctx context.Context, msg jsonrpc.Message) (jsonrpc.Mess
 		}()
 		return nil, false
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil && len(req.Params) > 0 && aggregate.KeepsRawParams(req.Method) {
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil {
 		// The params as the client sent them, for the gateway to forward
 		// (the SDK decodes them into its types, which drop what they do
-		// not know).
-		req.Extra = &mcp.RequestExtra{Header: aggregate.WithPipeID(aggregate.WithRawParams(nil, req.Params), fmt.Sprint(req.ID.Raw()))}
+		// not know); and for every request its id, which its span
+		// carries (the SDK gives a handler no other way to see it): a
+		// list or a ping too.
+		h := make(http.Header, 1)
+		if len(req.Params) > 0 && aggregate.KeepsRawParams(req.Method) {
+			h = aggregate.WithRawParams(nil, req.Params)
+		}
+		req.Extra = &mcp.RequestExtra{Header: aggregate.WithPipeID(h, fmt.Sprint(req.ID.Raw()))}
 	}
 	if req, ok := msg.(*jsonrpc.Request); ok {
 		c.mu.Lock()
