@@ -604,3 +604,65 @@ func TestTelemetryTypeScript(t *testing.T) {
 		t.Errorf("the server read traceparent %q, want the gateway's client span %q", params[0].Meta.Traceparent, want)
 	}
 }
+
+// TestTelemetryFastPathLists: the lists and ping a 2025-era session's
+// agent gets from the fast path (answered by the gateway from its merged
+// pages, not the SDK) have served spans too, in the agent's trace from
+// _meta, with the session and request ids, and count in the served
+// duration metric.
+func TestTelemetryFastPathLists(t *testing.T) {
+	col := fixture.NewCollector(t)
+	sb := newTestbox(t)
+	sb.env = append(sb.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=50")
+	if r := sb.launch(mcpConfig(t, map[string]any{
+		"local": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "local", Verbatim: true})},
+	}), "--metrics"); r.code != 0 {
+		t.Fatalf("launch exited %d\nstdout: %s\nstderr: %s\nlog:\n%s", r.code, r.stdout, r.stderr, sb.log())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cs := sb.connect(ctx, nil)
+	const agentTrace = "4af7651916cd43dd8448eb211c80319a"
+	meta := mcp.Meta{"traceparent": "00-" + agentTrace + "-b7ad6b7169203331-01"}
+	if _, err := cs.ListTools(ctx, &mcp.ListToolsParams{Meta: meta}); err != nil {
+		t.Fatalf("list tools: %v", err)
+	}
+	if err := cs.Ping(ctx, &mcp.PingParams{Meta: meta}); err != nil {
+		t.Fatalf("ping: %v", err)
+	}
+	served := map[string]*tracepb.Span{}
+	deadline := time.After(60 * time.Second)
+	for served["tools/list"] == nil || served["ping"] == nil {
+		spans, changed := col.Spans()
+		for _, s := range spans {
+			if hex.EncodeToString(s.TraceId) == agentTrace && s.Kind == tracepb.Span_SPAN_KIND_SERVER {
+				served[s.Name] = s
+			}
+		}
+		if served["tools/list"] != nil && served["ping"] != nil {
+			break
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("served spans in the agent's trace: %v (all %v)", served, spanNames(spans))
+		}
+	}
+	for name, s := range served {
+		got := map[string]string{}
+		for _, kv := range s.Attributes {
+			got[kv.Key] = kv.Value.GetStringValue()
+		}
+		if got["mcp.session.id"] != cs.ID() || got["jsonrpc.request.id"] == "" || got["network.transport"] != "tcp" {
+			t.Errorf("%s: served span attributes %v, want session %s, a request id, tcp", name, got, cs.ID())
+		}
+		if hex.EncodeToString(s.ParentSpanId) != "b7ad6b7169203331" {
+			t.Errorf("%s: parent %x, want the agent's span", name, s.ParentSpanId)
+		}
+	}
+	fams, _ := scrape(t, sb)
+	counts := histCounts(fams["mcp_server_operation_duration_seconds"])
+	if counts["tools/list||"] != 1 || counts["ping||"] != 1 {
+		t.Errorf("served durations %v, want one tools/list and one ping", counts)
+	}
+}

@@ -124,7 +124,7 @@ func (g *Gateway) sendTraced(ctx context.Context, ss *mcp.ServerSession, f *Forw
 		r.Tool = f.name
 	}
 	if g.tel.Tracing() { // metrics alone need no parent
-		r.Traceparent, r.Tracestate = traceMeta(f.params)
+		r.Traceparent, r.Tracestate = TraceMeta(f.params)
 	}
 	ctx, op := g.tel.Serve(ctx, r)
 	res, err := g.send(ctx, ss, f, notify, ask)
@@ -198,8 +198,9 @@ func listSize(method string, res mcp.Result) int {
 	return -1
 }
 
-// traceMeta reads the W3C trace context in params' _meta, if any.
-func traceMeta(params json.RawMessage) (traceparent, tracestate string) {
+// TraceMeta reads the W3C trace context in params' _meta, if any: the
+// agent's span, the parent of the request's.
+func TraceMeta(params json.RawMessage) (traceparent, tracestate string) {
 	meta, ok, err := rawjson.MemberValue(params, "_meta")
 	if err != nil || !ok {
 		return "", ""

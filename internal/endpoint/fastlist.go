@@ -7,16 +7,31 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // list answers tools/list, prompts/list, resources/list,
-// resources/templates/list and ping with listResult's answer.
-func (f *fastPath) list(w http.ResponseWriter, msg *rpcMessage) bool {
+// resources/templates/list and ping with listResult's answer, in a served
+// span when telemetry is on (the page is at hand: the span is the answer's
+// writing, and its duration counts it).
+func (f *fastPath) list(w http.ResponseWriter, r *http.Request, sid string, msg *rpcMessage) bool {
 	res, ok := f.listResult(msg)
 	if !ok {
 		return false
 	}
+	var op *telemetry.Op
+	if t := f.e.opts.Telemetry; t != nil {
+		ctx := t.WithRequest(r.Context(), string(msg.ID), r.Header.Get("traceparent"), r.Header.Get("tracestate"), "tcp")
+		req := telemetry.Request{Method: msg.Method, Session: sid}
+		if t.Tracing() {
+			req.Traceparent, req.Tracestate = aggregate.TraceMeta(msg.Params)
+		}
+		_, op = t.Serve(ctx, req)
+	}
 	writeResult(w, msg.ID, res)
+	op.End("")
 	return true
 }
 

@@ -115,7 +115,7 @@ func (f *fastPath) serve(w http.ResponseWriter, r *http.Request) bool {
 			// gone); not initialized: the SDK refuses.
 			return false
 		}
-		return f.list(w, msg)
+		return f.list(w, r, sid, msg)
 	}
 	if !f.call(w, r, ss, sid, msg, task) {
 		return false
