@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // The protocol eras toward servers.
@@ -271,6 +273,40 @@ func subscribe2026(ctx context.Context, cs *mcp.ClientSession, method string, pa
 		return nil, true, fmt.Errorf("%s as subscriptions/listen: %w", method, err)
 	}
 	return json.RawMessage(`{}`), true, nil
+}
+
+// legacyResult is a 2026-era server's complete result as a 2025-era one
+// would have sent it: without resultType "complete" and without the
+// server's serverInfo in _meta, members of the revision that every 2026
+// result carries. The raw path relays a server's bytes to agents of both
+// eras: a 2025-era agent gets what the server would have sent it on a
+// 2025 session (the same tool through a server of both eras looks the same
+// whatever era the gateway speaks to it), and a 2026-era agent's result is
+// stamped with both again, the serverInfo being the gateway's. Any other
+// result type (input_required) goes as sent: it is the input request
+// relay's and the legacy shim's to read.
+func legacyResult(res json.RawMessage) json.RawMessage {
+	rt, ok, err := rawjson.MemberValue(res, "resultType")
+	if err != nil || (ok && string(bytes.TrimSpace(rt)) != `"complete"`) {
+		return res
+	}
+	out, _ := rawjson.RemoveMember(res, "resultType")
+	meta, ok, err := rawjson.MemberValue(out, "_meta")
+	if err != nil || !ok {
+		return out
+	}
+	meta, removed := rawjson.RemoveMember(meta, mcp.MetaKeyServerInfo)
+	if !removed {
+		return out
+	}
+	if string(meta) == "{}" {
+		out, _ = rawjson.RemoveMember(out, "_meta")
+		return out
+	}
+	if b, err := rawjson.SetMember(out, "_meta", meta); err == nil {
+		return b
+	}
+	return out
 }
 
 // requestName is what the Mcp-Name header of a 2026-era POST carries: the

@@ -564,3 +564,19 @@ func TestSubscribe2026(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacyResult: a 2026 server's complete result loses the revision's
+// resultType and the server's serverInfo (and _meta when nothing else is
+// in it); other _meta members, member order and other result types stay.
+func TestLegacyResult(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"content":[],"resultType":"complete"}`, `{"content":[]}`},
+		{`{"content":[],"_meta":{"progressToken":1,"io.modelcontextprotocol/serverInfo":{}},"resultType":"complete"}`, `{"content":[],"_meta":{"progressToken":1}}`},
+		{`{"resultType":"input_required","inputRequests":{},"_meta":{"io.modelcontextprotocol/serverInfo":{}}}`, `{"resultType":"input_required","inputRequests":{},"_meta":{"io.modelcontextprotocol/serverInfo":{}}}`},
+		{`{"content":[]}`, `{"content":[]}`},
+	} {
+		if got := legacyResult(json.RawMessage(c.in)); string(got) != c.want {
+			t.Errorf("legacyResult(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}
