@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -121,16 +122,20 @@ func TestUpstream2026Only(t *testing.T) {
 	}
 }
 
-// TestNoUpstreamOutlivesGateway2026Restart: a 2026-only server is started twice (its first start refuses the
-// 2025 era): the first start's processes, the children its shell spawned included, are gone once the server is
-// ready, and a SIGKILL of the gateway leaves none of the second's (TestNoUpstreamOutlivesGateway's other cases).
+// TestNoUpstreamOutlivesGateway2026Restart: a server that exits on the era probe (server/discover) is started
+// twice, the second time with initialize: the first start's processes, the children its shell spawned included,
+// are gone once the server is ready, and a SIGKILL of the gateway leaves none of the second's
+// (TestNoUpstreamOutlivesGateway's other cases).
 func TestNoUpstreamOutlivesGateway2026Restart(t *testing.T) {
-	ts := tsHarness(t)
 	marker := fmt.Sprintf("3601.%09d", time.Now().UnixNano()%1e9)
-	cfg := mcpConfig(t, map[string]any{"v2": map[string]any{"runCmd": "sleep " + marker + " & node '" + filepath.Join(ts, "v2server.mjs") + "' --legacy=reject"}})
-	gw := startPiped(t, exec.Command(gatewayBin, gatewayStdioArgs(t.TempDir(), cfg)[1:]...))
+	cfg := mcpConfig(t, map[string]any{"dies": map[string]any{"runCmd": "sleep " + marker + " & " + fixture.ShellCommand(fixture.Options{Name: "dies", DieOnDiscover: true})}})
+	dir := t.TempDir()
+	gw := startPiped(t, exec.Command(gatewayBin, gatewayStdioArgs(dir, cfg)[1:]...))
 	// The answer to initialize comes once the server is ready (on its second start).
 	initializeStdio(t, gw)
+	if b, _ := os.ReadFile(filepath.Join(dir, "stdio-gateway.log")); !bytes.Contains(b, []byte("starting it again with the 2025-11-25 initialize")) {
+		t.Fatalf("the server was not started twice: the test would prove nothing\n%s", b)
+	}
 	// The first start's group was killed when its shell exited; the kill is sent after the exit is reaped.
 	deadline := time.Now().Add(60 * time.Second)
 	for time.Now().Before(deadline) && len(markedProcesses(marker)) > 1 {

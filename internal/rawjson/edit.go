@@ -158,3 +158,32 @@ func appendMarshaled(dst []byte, s string) []byte {
 	b, _ := json.Marshal(s) // a string always encodes
 	return append(dst, b...)
 }
+
+// RemoveMember returns obj, a JSON object, without its top-level member key
+// (every one, for a key spelled twice), and whether there was one. The
+// other members keep their order and their values' bytes; the spaces
+// between members are not kept. What the fast scan does not take goes
+// unchanged, reported as not found: the caller keeps what it has.
+func RemoveMember(obj json.RawMessage, key string) (json.RawMessage, bool) {
+	var kept [][]byte
+	found := false
+	s := memberScan{b: obj}
+	for s.next() {
+		if string(s.name) == key {
+			found = true
+			continue
+		}
+		start := s.at
+		if obj[start] == ',' {
+			start = skipSpace(obj, start+1)
+		}
+		kept = append(kept, obj[start:s.valEnd])
+	}
+	if s.failed || !found {
+		return obj, false
+	}
+	out := make([]byte, 0, len(obj))
+	out = append(out, '{')
+	out = append(out, bytes.Join(kept, []byte{','})...)
+	return append(out, '}'), true
+}

@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
 // The protocol eras toward servers.
@@ -17,33 +19,33 @@ import (
 // MCP 2026-07-28 has no initialize handshake: each request carries the
 // protocol version and the client's capabilities in its _meta, and a server
 // tells its versions through server/discover. A server may speak both eras,
-// the 2026 one only, or the 2025 one only. The gateway's agent side still
-// relays the 2025 era's features (input requests as sampling and
-// elicitation requests, resources/subscribe, logging/setLevel), so a server
-// is spoken to in the 2025 era whenever it accepts it, and in the 2026 era
-// only when it refuses initialize:
+// the 2026 one only, or the 2025 one only. The spec asks a client to speak
+// the 2026 era to every server that supports it, and the gateway's agent
+// side serves the 2025 era's features to 2025 agents whatever era a server
+// speaks (input requests through the legacy shim, log levels and the
+// agent's capabilities in each request's _meta, resource subscriptions as
+// subscriptions/listen streams: subscribe2026). So every server is probed:
 //
-//   - Every server is first sent a 2025-11-25 initialize, as before.
-//   - A server that answers it with UnsupportedProtocolVersionError (-32022)
-//     naming 2026-07-28 or later among its versions is a 2026-only server:
-//     its start is over (the SDK closes the connection on a failed
-//     handshake), and it is started again at once in the 2026 era, where
-//     the SDK's client sends server/discover first (and would still fall
-//     back to initialize, should the server change its mind).
-//   - The era learned is kept for the server's later restarts in this run,
-//     so the second start is paid once per run (until a start in the 2026
-//     era ends on 2025 after all, through the SDK's fallback).
-//
-// There is no server/discover probe ahead of the start, on a sibling
-// process or otherwise: under this rule the probe could change nothing (a
-// server that speaks both eras stays on 2025 whatever it answers, and over
-// stdio it cannot even say that it does: the TypeScript SDK pins a stdio
-// connection to the era of its first message and answers server/discover
-// with 2026-07-28 alone). A server that exits or hangs on an unknown first
-// message is therefore never sent one, and a 2025 server's start costs
-// what it did. When the agent side speaks the 2026 era's features to 2025
-// agents, servers of both eras should move to 2026, and then a probe is
-// needed: see docs/era-2026.md.
+//   - A start opens with server/discover on the real connection (the SDK's
+//     client: Connect at 2026-07-28), not on a sibling process. A server
+//     that answers it with 2026-07-28 among its versions is a 2026 server:
+//     no initialize, every request with _meta. The TypeScript SDK pins a
+//     stdio connection to the era of its first message, which is the era
+//     wanted here, so the same connection serves on.
+//   - A server that answers the probe with anything else (an error, a
+//     discover without a 2026 version) is sent initialize on the same
+//     connection, as before (the SDK's fallback): a 2025 server, whose
+//     start costs one round trip more than it did.
+//   - A server that exits on the probe without answering anything (some
+//     stdio servers end on an unknown first message) is started again at
+//     once with initialize. One that is silent until the handshake's limit
+//     fails that start as a silent server always did, and its restart
+//     opens with initialize.
+//   - A server that refuses a 2025 initialize with -32022 naming a 2026
+//     version (a 2026-only server whose era was learned as 2025) is started
+//     again at once in the 2026 era.
+//   - The era learned is kept for the server's later restarts in this run:
+//     the probe and its fallbacks are paid once per server per run.
 
 // Protocol2026 is the first protocol version of the stateless era.
 const Protocol2026 = "2026-07-28"
@@ -71,7 +73,8 @@ func names2026(data json.RawMessage) bool {
 }
 
 // eraMemo is the protocol version a server's next start opens with: the
-// 2025 era until the server refuses it.
+// 2026 era (the probe: server/discover, then initialize as the answer
+// says) until the server's era is known.
 type eraMemo struct {
 	mu      sync.Mutex
 	version string
@@ -81,7 +84,7 @@ func (e *eraMemo) get() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.version == "" {
-		return ProtocolVersion
+		return Protocol2026
 	}
 	return e.version
 }
@@ -241,6 +244,69 @@ func (m *requestMeta) stamp(ctx context.Context, params json.RawMessage) (json.R
 	}
 	p["_meta"] = b
 	return json.Marshal(p)
+}
+
+// subscribe2026 does on a 2026-era session what resources/subscribe and
+// resources/unsubscribe, which the era removed, asked for: the SDK's
+// session opens a subscriptions/listen stream for the URI (Subscribe) and
+// closes it (Unsubscribe); the server's notifications/resources/updated
+// arrive on it as they did on the session. So a 2025 agent's
+// subscription to a resource of a 2026 server works as before. ok reports
+// whether method was one of the two; the result is the empty one the
+// removed methods had.
+func subscribe2026(ctx context.Context, cs *mcp.ClientSession, method string, params json.RawMessage) (res json.RawMessage, ok bool, err error) {
+	if method != "resources/subscribe" && method != "resources/unsubscribe" {
+		return nil, false, nil
+	}
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil || p.URI == "" {
+		return nil, true, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: method + ": params need a uri"}
+	}
+	if method == "resources/subscribe" {
+		err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: p.URI})
+	} else {
+		err = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: p.URI})
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("%s as subscriptions/listen: %w", method, err)
+	}
+	return json.RawMessage(`{}`), true, nil
+}
+
+// legacyResult is a 2026-era server's complete result as a 2025-era one
+// would have sent it: without resultType "complete" and without the
+// server's serverInfo in _meta, members of the revision that every 2026
+// result carries. The raw path relays a server's bytes to agents of both
+// eras: a 2025-era agent gets what the server would have sent it on a
+// 2025 session (the same tool through a server of both eras looks the same
+// whatever era the gateway speaks to it), and a 2026-era agent's result is
+// stamped with both again, the serverInfo being the gateway's. Any other
+// result type (input_required) goes as sent: it is the input request
+// relay's and the legacy shim's to read.
+func legacyResult(res json.RawMessage) json.RawMessage {
+	rt, ok, err := rawjson.MemberValue(res, "resultType")
+	if err != nil || (ok && string(bytes.TrimSpace(rt)) != `"complete"`) {
+		return res
+	}
+	out, _ := rawjson.RemoveMember(res, "resultType")
+	meta, ok, err := rawjson.MemberValue(out, "_meta")
+	if err != nil || !ok {
+		return out
+	}
+	meta, removed := rawjson.RemoveMember(meta, mcp.MetaKeyServerInfo)
+	if !removed {
+		return out
+	}
+	if string(meta) == "{}" {
+		out, _ = rawjson.RemoveMember(out, "_meta")
+		return out
+	}
+	if b, err := rawjson.SetMember(out, "_meta", meta); err == nil {
+		return b
+	}
+	return out
 }
 
 // requestName is what the Mcp-Name header of a 2026-era POST carries: the

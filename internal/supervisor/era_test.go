@@ -46,6 +46,14 @@ func v2ServerScript(t testing.TB) string {
 	return filepath.Join(dir, "v2server.mjs")
 }
 
+// everythingBin returns the path of server-everything's entry point (the
+// TypeScript SDK v1: a 2025-only server), installed with test/ts's packages.
+func everythingBin(t testing.TB) string {
+	t.Helper()
+	dir := filepath.Dir(v2ServerScript(t))
+	return filepath.Join(dir, "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+}
+
 // v2HTTPServer starts v2server.mjs over HTTP with args and returns its URL;
 // the process is ended at cleanup.
 func v2HTTPServer(t testing.TB, args ...string) string {
@@ -108,8 +116,10 @@ func echoBothWays(t *testing.T, ctx context.Context, do func(context.Context, fu
 }
 
 // TestStdio2026OnlyServer: a stdio server that speaks only 2026-07-28 (it
-// refuses initialize with -32022) launches, lists and calls; its restart
-// goes straight to the 2026 era.
+// refuses initialize with -32022) launches on the era probe, lists and
+// calls; its restart opens in the 2026 era too. A 2026-only server whose era
+// was learned as 2025 (the memo says so) is started again at once in the
+// 2026 era when it refuses the initialize.
 func TestStdio2026OnlyServer(t *testing.T) {
 	script := v2ServerScript(t)
 	s, logs := runSpec(t, catalog.ServerSpec{Name: "v2", Kind: catalog.KindLocal, Command: []string{"node", script, "--legacy=reject"}}, Options{})
@@ -128,8 +138,8 @@ func TestStdio2026OnlyServer(t *testing.T) {
 	if err := json.Unmarshal(s.InitializeResultRaw(), &ir); err != nil || ir.ProtocolVersion != Protocol2026 || len(ir.Capabilities.Tools) == 0 {
 		t.Errorf("InitializeResultRaw %s: want the discovered 2026-07-28 capabilities", s.InitializeResultRaw())
 	}
-	if n := strings.Count(logs.String(), "refused the 2025-11-25 initialize"); n != 1 {
-		t.Errorf("the refusal was logged %d times, want once", n)
+	if n := strings.Count(logs.String(), "refused the 2025-11-25 initialize"); n != 0 {
+		t.Errorf("the refusal was logged %d times, want never (the probe comes first)", n)
 	}
 
 	// A restart opens in the 2026 era at once.
@@ -142,17 +152,40 @@ func TestStdio2026OnlyServer(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	echoBothWays(t, ctx, s.Do, s.CallRaw)
-	if n := strings.Count(logs.String(), "refused the 2025-11-25 initialize"); n != 1 {
-		t.Errorf("after a restart the refusal was logged %d times, want still once (the era is kept)", n)
-	}
+
+	t.Run("learned-2025", func(t *testing.T) {
+		s, logs := runSpecAfter(t, catalog.ServerSpec{Name: "v2", Kind: catalog.KindLocal, Command: []string{"node", script, "--legacy=reject"}}, Options{},
+			func(s *Server) { s.era.set(ProtocolVersion) })
+		if err := s.WaitStarted(ctx); err != nil {
+			t.Fatalf("start: %v\n%s", err, logs)
+		}
+		echoBothWays(t, ctx, s.Do, s.CallRaw)
+		if n := strings.Count(logs.String(), "refused the 2025-11-25 initialize"); n != 1 {
+			t.Errorf("the refusal was logged %d times, want once", n)
+		}
+	})
 }
 
-// TestStdio2025ServerStaysOn2025: a server that speaks both eras, and a
-// 2025-only one that exits when its first message is server/discover, are
-// sent initialize: they start as before, on 2025-11-25.
-func TestStdio2025ServerStaysOn2025(t *testing.T) {
+// TestStdioEraProbe: the era probe on the real connection. A server that
+// speaks both eras (the TypeScript SDK v2's, the Go SDK's) is spoken to in
+// 2026; a 2025 server that answers server/discover with an error
+// (server-everything, on the TypeScript SDK v1; the Go SDK's restricted to
+// 2025 versions) is sent initialize on the same process; one that exits on
+// server/discover is started again at once with initialize and keeps that
+// era for its restarts; one that ignores it is restarted with initialize.
+func TestStdioEraProbe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	version := func(t *testing.T, raw json.RawMessage) string {
+		t.Helper()
+		var ir struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if err := json.Unmarshal(raw, &ir); err != nil {
+			t.Fatalf("initialize result %s: %v", raw, err)
+		}
+		return ir.ProtocolVersion
+	}
 	t.Run("dies-on-discover", func(t *testing.T) {
 		s, logs := runServer(t, fixture.Options{DieOnDiscover: true, Tools: []string{"echo"}}, Options{})
 		if err := s.WaitStarted(ctx); err != nil {
@@ -165,6 +198,45 @@ func TestStdio2025ServerStaysOn2025(t *testing.T) {
 		if st := s.Status(); st.Restarts != 0 {
 			t.Errorf("restarted: %+v\n%s", st, logs)
 		}
+		if v := version(t, s.InitializeResultRaw()); v != ProtocolVersion {
+			t.Errorf("version %s, want %s", v, ProtocolVersion)
+		}
+		if n := strings.Count(logs.String(), "starting it again with the 2025-11-25 initialize"); n != 1 {
+			t.Errorf("the probe's exit was logged %d times, want once\n%s", n, logs)
+		}
+		// Its restart opens with initialize at once: no second probe.
+		pid := s.Status().PID
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		for ctx.Err() == nil {
+			if st := s.Status(); st.State == StateReady && st.PID != pid && st.PID != 0 {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := strings.Count(logs.String(), "starting it again with the 2025-11-25 initialize"); n != 1 {
+			t.Errorf("after a restart the probe's exit was logged %d times, want still once\n%s", n, logs)
+		}
+	})
+	t.Run("ignores-discover", func(t *testing.T) {
+		// Silent on the probe: that start fails at the handshake's limit,
+		// as a silent server's does, and the restart opens with
+		// initialize.
+		s, logs := runServer(t, fixture.Options{IgnoreDiscover: true, Tools: []string{"echo"}}, Options{ConnectTimeout: 500 * time.Millisecond})
+		for ctx.Err() == nil {
+			if st := s.Status(); st.State == StateReady {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if st := s.Status(); st.State != StateReady || st.Restarts != 1 {
+			t.Fatalf("status %+v, want ready after one restart\n%s", st, logs)
+		}
+		if v := version(t, s.InitializeResultRaw()); v != ProtocolVersion {
+			t.Errorf("version %s, want %s", v, ProtocolVersion)
+		}
+		if !strings.Contains(logs.String(), "sent no initialize answer within") {
+			t.Errorf("the silent probe was not reported\n%s", logs)
+		}
 	})
 	t.Run("both-eras", func(t *testing.T) {
 		s, logs := runSpec(t, catalog.ServerSpec{Name: "v2", Kind: catalog.KindLocal, Command: []string{"node", v2ServerScript(t)}}, Options{})
@@ -172,23 +244,61 @@ func TestStdio2025ServerStaysOn2025(t *testing.T) {
 			t.Fatalf("start: %v\n%s", err, logs)
 		}
 		echoBothWays(t, ctx, s.Do, s.CallRaw)
-		var ir struct {
-			ProtocolVersion string `json:"protocolVersion"`
+		if v := version(t, s.InitializeResultRaw()); v != Protocol2026 {
+			t.Errorf("version %s, want %s", v, Protocol2026)
 		}
-		if json.Unmarshal(s.InitializeResultRaw(), &ir) != nil || ir.ProtocolVersion != ProtocolVersion {
-			t.Errorf("initialize result %s: want the 2025 era", s.InitializeResultRaw())
+	})
+	t.Run("go-sdk", func(t *testing.T) {
+		// The Go SDK's server: both eras, or the 2025 one only
+		// (server/discover refused with -32022 naming the 2025 versions).
+		for _, c := range []struct {
+			both bool
+			want string
+		}{{true, Protocol2026}, {false, ProtocolVersion}} {
+			s, logs := runServer(t, fixture.Options{BothEras: c.both, Tools: []string{"echo"}}, Options{})
+			if err := s.WaitStarted(ctx); err != nil {
+				t.Fatalf("start: %v\n%s", err, logs)
+			}
+			if v := version(t, s.InitializeResultRaw()); v != c.want {
+				t.Errorf("both eras %v: version %s, want %s", c.both, v, c.want)
+			}
+			res, err := s.CallRaw(ctx, "tools/call", json.RawMessage(`{"name":"echo","arguments":{"text":"x"}}`))
+			if err != nil || !strings.Contains(string(res), `"x"`) {
+				t.Fatalf("call: %s %v", res, err)
+			}
+			if st := s.Status(); st.Restarts != 0 {
+				t.Errorf("restarted: %+v\n%s", st, logs)
+			}
+		}
+	})
+	t.Run("2025-only", func(t *testing.T) {
+		bin := everythingBin(t)
+		s, logs := runSpec(t, catalog.ServerSpec{Name: "everything", Kind: catalog.KindLocal, Command: []string{"node", bin, "stdio"}}, Options{})
+		if err := s.WaitStarted(ctx); err != nil {
+			t.Fatalf("start: %v\n%s", err, logs)
+		}
+		if v := version(t, s.InitializeResultRaw()); v != ProtocolVersion {
+			t.Errorf("version %s, want %s", v, ProtocolVersion)
+		}
+		res, err := s.CallRaw(ctx, "tools/call", json.RawMessage(`{"name":"echo","arguments":{"message":"x"}}`))
+		if err != nil || !strings.Contains(string(res), `x`) {
+			t.Fatalf("call: %s %v", res, err)
+		}
+		if st := s.Status(); st.Restarts != 0 || strings.Contains(logs.String(), "exited on server/discover") {
+			t.Errorf("the probe cost a start: %+v\n%s", st, logs)
 		}
 	})
 }
 
 // TestRemote2026OnlyServer: the same over HTTP: a remote that speaks only
-// 2026-07-28 connects and serves, and a remote of both eras stays on 2025.
+// 2026-07-28 connects and serves, and so does a remote of both eras, in the
+// 2026 era too.
 func TestRemote2026OnlyServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, c := range []struct {
 		name, legacy, want string
-	}{{"2026-only", "--legacy=reject", Protocol2026}, {"both-eras", "--legacy=serve", ProtocolVersion}} {
+	}{{"2026-only", "--legacy=reject", Protocol2026}, {"both-eras", "--legacy=serve", Protocol2026}} {
 		t.Run(c.name, func(t *testing.T) {
 			url := v2HTTPServer(t, c.legacy)
 			r, logs := runRemote(t, catalog.ServerSpec{URL: url}, RemoteOptions{})
@@ -379,6 +489,94 @@ func TestCallerLogLevel2026(t *testing.T) {
 		}
 		if n := logged.Load(); n != c.want {
 			t.Errorf("%d log messages, want %d", n, c.want)
+		}
+	}
+}
+
+// TestSubscribe2026: resources/subscribe, which the 2026 era removed, sent
+// on the raw path to a 2026-era server becomes a subscriptions/listen
+// stream (the SDK's Subscribe), whose notifications/resources/updated
+// arrive as a 2025 session's did; resources/unsubscribe closes it.
+func TestSubscribe2026(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type rawCaller interface {
+		WaitStarted(context.Context) error
+		CallRaw(context.Context, string, json.RawMessage) (json.RawMessage, error)
+	}
+	ups := map[string]func(t *testing.T, updated func(string)) rawCaller{
+		"stdio": func(t *testing.T, updated func(string)) rawCaller {
+			s, _ := runSpec(t, catalog.ServerSpec{Name: "v2", Kind: catalog.KindLocal, Command: []string{"node", v2ServerScript(t)}}, Options{
+				NewClient: func(string) *mcp.Client {
+					return mcp.NewClient(&mcp.Implementation{Name: "gw", Version: "test"}, &mcp.ClientOptions{
+						ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated(req.Params.URI) },
+					})
+				},
+			})
+			return s
+		},
+		"http": func(t *testing.T, updated func(string)) rawCaller {
+			r, _ := runRemote(t, catalog.ServerSpec{URL: v2HTTPServer(t)}, RemoteOptions{
+				NewClient: func(string) *mcp.Client {
+					return mcp.NewClient(&mcp.Implementation{Name: "gw", Version: "test"}, &mcp.ClientOptions{
+						ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) { updated(req.Params.URI) },
+					})
+				},
+			})
+			return r
+		},
+	}
+	for name, up := range ups {
+		t.Run(name, func(t *testing.T) {
+			got := make(chan string, 16)
+			u := up(t, func(uri string) { got <- uri })
+			if err := u.WaitStarted(ctx); err != nil {
+				t.Fatal(err)
+			}
+			res, err := u.CallRaw(ctx, "resources/subscribe", json.RawMessage(`{"uri":"v2://counter"}`))
+			if err != nil || string(res) != `{}` {
+				t.Fatalf("resources/subscribe: %s %v", res, err)
+			}
+			// The listen stream opens in the background: touch until an
+			// update arrives.
+			tick := time.NewTicker(50 * time.Millisecond)
+			defer tick.Stop()
+		wait:
+			for {
+				if _, err := u.CallRaw(ctx, "tools/call", json.RawMessage(`{"name":"touch","arguments":{"uri":"v2://counter"}}`)); err != nil {
+					t.Fatalf("touch: %v", err)
+				}
+				select {
+				case uri := <-got:
+					if uri != "v2://counter" {
+						t.Fatalf("resources/updated for %q", uri)
+					}
+					break wait
+				case <-tick.C:
+				case <-ctx.Done():
+					t.Fatal("no notifications/resources/updated after subscribing")
+				}
+			}
+			res, err = u.CallRaw(ctx, "resources/unsubscribe", json.RawMessage(`{"uri":"v2://counter"}`))
+			if err != nil || string(res) != `{}` {
+				t.Fatalf("resources/unsubscribe: %s %v", res, err)
+			}
+		})
+	}
+}
+
+// TestLegacyResult: a 2026 server's complete result loses the revision's
+// resultType and the server's serverInfo (and _meta when nothing else is
+// in it); other _meta members, member order and other result types stay.
+func TestLegacyResult(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"_meta":{"io.modelcontextprotocol/serverInfo":{"name":"s","version":"1"}},"content":[],"resultType":"complete"}`, `{"content":[]}`},
+		{`{"content":[],"_meta":{"progressToken":1,"io.modelcontextprotocol/serverInfo":{}},"resultType":"complete"}`, `{"content":[],"_meta":{"progressToken":1}}`},
+		{`{"resultType":"input_required","inputRequests":{},"_meta":{"io.modelcontextprotocol/serverInfo":{}}}`, `{"resultType":"input_required","inputRequests":{},"_meta":{"io.modelcontextprotocol/serverInfo":{}}}`},
+		{`{"content":[]}`, `{"content":[]}`},
+	} {
+		if got := legacyResult(json.RawMessage(c.in)); string(got) != c.want {
+			t.Errorf("legacyResult(%s) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }

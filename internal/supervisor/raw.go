@@ -123,6 +123,9 @@ func (c *lineConn) roundTrip(ctx context.Context, method string, params json.Raw
 			}
 			return nil, resp.Error
 		}
+		if c.era2026.Load() {
+			return legacyResult(resp.Result), nil
+		}
 		return resp.Result, nil
 	case <-c.raw.ended:
 		c.raw.remove(id)

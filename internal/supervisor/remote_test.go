@@ -192,6 +192,11 @@ func TestRemoteRestartMidSession(t *testing.T) {
 			if st.Restarts != 1 || readies.Load() != 2 || rem.Inits.Load() != 2 {
 				t.Errorf("after one remote restart: %+v, OnReady %d, initializes %d", st, readies.Load(), rem.Inits.Load())
 			}
+			// A 2025-era remote (a stateful SDK handler) is probed once:
+			// the reconnection knows its era.
+			if n := rem.Discovers.Load(); n != 1 {
+				t.Errorf("server/discover sent %d times, want once (the first connection's era probe)", n)
+			}
 			if !strings.Contains(st.LastExit, c.status) {
 				t.Errorf("lastExit %q does not say %s", st.LastExit, c.status)
 			}

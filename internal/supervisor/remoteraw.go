@@ -84,6 +84,9 @@ func (r *remoteRaw) roundTrip(ctx context.Context, method string, params json.Ra
 	select {
 	case o := <-done:
 		stop()
+		if r.era2026 && o.err == nil {
+			o.res = legacyResult(o.res)
+		}
 		return o.res, o.err
 	case <-ctx.Done():
 	}

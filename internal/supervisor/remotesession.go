@@ -103,7 +103,7 @@ func (r *Remote) connectAs(ctx context.Context, version string) (*remoteSession,
 		sess.raw.era2026 = true
 		initRaw = discoveredRaw(cs)
 	} else {
-		r.era.set("") // it went back to 2025 (the SDK fell back): so shall later connections
+		r.era.set(ProtocolVersion) // a 2025 remote (the SDK fell back): so shall later connections be
 	}
 	r.mu.Lock()
 	r.initRaw = initRaw
@@ -293,6 +293,13 @@ func (r *Remote) Do(ctx context.Context, fn func(cs *mcp.ClientSession) error) e
 func (r *Remote) CallRaw(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	var res json.RawMessage
 	err := r.do(ctx, func(sess *remoteSession) error {
+		if sess.raw.era2026 {
+			r, ok, err := subscribe2026(ctx, sess.cs, method, params)
+			if ok {
+				res = r
+				return err
+			}
+		}
 		var err error
 		res, err = sess.raw.roundTrip(ctx, method, params)
 		return err

@@ -17,12 +17,13 @@ import (
 )
 
 // TestLiveProcessWithoutSessionIsReplaced: a server that stops answering
-// (here: its stdout closes after two messages) but whose process lives on
+// (here: its stdout closes after three messages) but whose process lives on
 // is not kept as a dead session that fails every call forever: it is
 // stopped, process group and all, and started again.
 func TestLiveProcessWithoutSessionIsReplaced(t *testing.T) {
-	// The fixture writes to a FIFO; the shell relays its first two lines
-	// (the initialize and tools/list responses) to our stdout, closes it and
+	// The fixture writes to a FIFO; the shell relays its first three lines
+	// (the answers to the era probe, initialize and tools/list) to our
+	// stdout, closes it and
 	// waits, while a sleep after the fixture keeps the process group alive.
 	// Our stdin reaches the fixture through fd 4 (a background job's stdin
 	// is /dev/null).
@@ -30,7 +31,7 @@ func TestLiveProcessWithoutSessionIsReplaced(t *testing.T) {
 	shell := fmt.Sprintf(`exec 4<&0; mkfifo '%[1]s'
 { %[2]s <&4 >'%[1]s'; sleep 1000; } >/dev/null &
 exec 4<&- <'%[1]s'
-for i in 1 2; do IFS= read -r l; printf '%%s\n' "$l"; done
+for i in 1 2 3; do IFS= read -r l; printf '%%s\n' "$l"; done
 exec >/dev/null
 wait`, fifo, fixture.ShellCommand(fixture.Options{Tools: []string{"echo"}}))
 	logs := &logBuffer{}

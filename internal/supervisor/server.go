@@ -35,11 +35,8 @@ const (
 	StateStopped    State = "stopped"    // Run returned
 )
 
-// ProtocolVersion is the MCP version the gateway first speaks to upstreams.
-// It is pinned because the SDK's default first probes server/discover, which
-// some stdio servers answer by exiting and others by ignoring it until
-// timeout. A server that refuses it for 2026-07-28 is spoken to in that era
-// (see era.go).
+// ProtocolVersion is the MCP version of the 2025 era's initialize, which
+// the gateway sends a server that does not speak the 2026 era (see era.go).
 const ProtocolVersion = "2025-11-25"
 
 // Options configure how servers are run. The zero value works.
@@ -333,16 +330,28 @@ func (s *Server) env() []string {
 // 2025-era initialize for the 2026 era.
 var errLegacyRefused = errors.New("the server refused the 2025-11-25 initialize")
 
+// errProbeUnanswered marks a start in the 2026 era that ended with the
+// server gone without a word: it exited on server/discover.
+var errProbeUnanswered = errors.New("the server exited on server/discover without answering")
+
 // start starts one instance and completes the MCP handshake with it, in the
-// era the server speaks: a server that refuses the 2025 era is started again
-// at once in the 2026 era, which its later restarts keep (see era.go).
+// era the server speaks (see era.go): the probe first, until the era is
+// known; a server that exits on the probe, or refuses the 2025 era, is
+// started again at once in the other era, which its later restarts keep.
 func (s *Server) start(ctx context.Context, argv []string, dir string) (*instance, error) {
 	version := s.era.get()
 	inst, err := s.startAs(ctx, argv, dir, version)
-	if err != nil && version < Protocol2026 && errors.Is(err, errLegacyRefused) {
+	switch {
+	case err == nil:
+		return inst, nil
+	case version < Protocol2026 && errors.Is(err, errLegacyRefused):
 		s.log.Info().Msg("server refused the 2025-11-25 initialize for 2026-07-28; starting it again in the 2026 era")
 		s.era.set(Protocol2026)
 		return s.startAs(ctx, argv, dir, Protocol2026)
+	case version >= Protocol2026 && errors.Is(err, errProbeUnanswered):
+		s.log.Info().Err(err).Msg("server exited on server/discover; starting it again with the 2025-11-25 initialize")
+		s.era.set(ProtocolVersion)
+		return s.startAs(ctx, argv, dir, ProtocolVersion)
 	}
 	return inst, err
 }
@@ -398,10 +407,19 @@ func (s *Server) startAs(ctx context.Context, argv []string, dir, version string
 		s.mu.Lock()
 		s.lastExit = describeExit(proc.exitErr)
 		s.mu.Unlock()
+		probing := version >= Protocol2026 && (t.conn == nil || !t.conn.heard.Load())
 		if silent {
+			if probing {
+				// It may ignore an unknown first message: its restart
+				// opens with initialize (era.go).
+				s.era.set(ProtocolVersion)
+			}
 			return nil, withTail(fmt.Errorf("sent no initialize answer within %s and was stopped (is it an MCP stdio server?)", s.opts.ConnectTimeout), proc.tail.last(5))
 		}
 		if proc.exitErr != nil || proc.exited() {
+			if probing && ctx.Err() == nil {
+				return nil, fmt.Errorf("%w: %w", errProbeUnanswered, s.exitError(proc))
+			}
 			return nil, s.exitError(proc)
 		}
 		return nil, withTail(fmt.Errorf("mcp handshake: %w", err), proc.tail.last(5))
@@ -412,7 +430,7 @@ func (s *Server) startAs(ctx context.Context, argv []string, dir, version string
 		t.conn.era2026.Store(true)
 		initRaw = discoveredRaw(cs)
 	} else {
-		s.era.set("") // it went back to 2025 (the SDK fell back): so shall its restarts
+		s.era.set(ProtocolVersion) // a 2025 server (the SDK fell back): so shall its restarts be
 	}
 	s.mu.Lock()
 	s.initRaw = initRaw
@@ -529,6 +547,11 @@ func (s *Server) CallRaw(ctx context.Context, method string, params json.RawMess
 	inst, err := s.session(ctx)
 	if err != nil {
 		return nil, &CallError{Server: s.spec.Name, Err: err}
+	}
+	if inst.conn.era2026.Load() {
+		if res, ok, err := subscribe2026(ctx, inst.cs, method, params); ok {
+			return res, s.callError(ctx, inst, err)
+		}
 	}
 	res, err := inst.conn.roundTrip(ctx, method, params)
 	return res, s.callError(ctx, inst, err)

@@ -36,12 +36,22 @@ func runServer(t *testing.T, fx fixture.Options, opts Options) (*Server, *logBuf
 // runSpec starts a supervised server for spec, like runServer.
 func runSpec(t *testing.T, spec catalog.ServerSpec, opts Options) (*Server, *logBuffer) {
 	t.Helper()
+	return runSpecAfter(t, spec, opts, nil)
+}
+
+// runSpecAfter is runSpec with before, if set, run on the server before it
+// runs.
+func runSpecAfter(t *testing.T, spec catalog.ServerSpec, opts Options, before func(*Server)) (*Server, *logBuffer) {
+	t.Helper()
 	logs := &logBuffer{}
 	opts.Logger = zerolog.New(logs)
 	if opts.MinBackoff == 0 {
 		opts.MinBackoff = 10 * time.Millisecond
 	}
 	s := New(spec, opts)
+	if before != nil {
+		before(s)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

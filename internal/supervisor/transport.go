@@ -86,6 +86,9 @@ type lineConn struct {
 	// session negotiated 2026-07-28), learned from the SDK's discover.
 	meta    requestMeta
 	era2026 atomic.Bool
+	// heard is set once the server has sent a message: a server that
+	// exits on the era probe without one is a 2025 server (era.go).
+	heard atomic.Bool
 
 	wmu sync.Mutex // serializes writes so each message is one line
 	w   io.WriteCloser
@@ -129,6 +132,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 			c.report(line)
 			continue
 		}
+		c.heard.Store(true)
 		if req, ok := msg.(*jsonrpc.Request); ok && !req.ID.IsValid() && c.intercept != nil && c.intercept(req) {
 			continue
 		}

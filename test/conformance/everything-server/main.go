@@ -14,7 +14,8 @@
 // the tools, toolhandlers.go and inputrequired.go (SEP-2322 multi-round-trip)
 // answer them, resources.go and prompts.go hold the rest, media.go the test
 // image and audio. Apart from that, and from the flags and the template
-// pattern made local (no package-level variables), the code is the SDK's.
+// pattern made local (no package-level variables), and the -legacy-only flag
+// (the 2025 run behind the gateway), the code is the SDK's.
 
 // The conformance server implements features required for MCP conformance testing.
 // It mirrors the functionality of the TypeScript conformance server at
@@ -39,12 +40,25 @@ const watchedResourceURI = "test://watched-resource"
 func main() {
 	httpAddr := flag.String("http", "", "if set, use streamable HTTP at this address, instead of stdin/stdout")
 	stateless := flag.Bool("stateless", true, "use stateless streamable HTTP mode")
+	legacyOnly := flag.Bool("legacy-only", false, "serve the 2025 era only (refuse server/discover), as a 2025-era server")
 	flag.Parse()
 
 	opts := &mcp.ServerOptions{
 		CompletionHandler:  completionHandler,
 		SubscribeHandler:   subscribeHandler,
 		UnsubscribeHandler: unsubscribeHandler,
+	}
+	if *legacyOnly {
+		// mcp-gateway: the 2025 run behind the gateway. A client that
+		// speaks the 2026 era to this server (the gateway does, to every
+		// server that offers it) cannot be sent the sampling and
+		// elicitation requests of test_sampling, test_elicitation and the
+		// SEP-1034/1330 tools: the SDK forbids them on a 2026 session.
+		for _, v := range mcp.SupportedProtocolVersions() {
+			if v < "2026-07-28" {
+				opts.SupportedProtocolVersions = append(opts.SupportedProtocolVersions, v)
+			}
+		}
 	}
 
 	server := mcp.NewServer(&mcp.Implementation{
