@@ -48,9 +48,29 @@ func envelopeKeys() []string {
 // level while it runs, and its result stamped for the revision.
 func (g *Gateway) handleStateless(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	defer g.requestLogLevel(req)()
+	switch method {
+	case "tasks/get", "tasks/update", "tasks/cancel": // tasks2026.go
+		if !requestDeclaresTasks(req) {
+			return nil, missingTasksCapability()
+		}
+	case "tools/call":
+		if call, ok := req.(*mcp.CallToolRequest); ok {
+			if res, handled, err := g.taskCall2026(ctx, call); handled {
+				if err != nil {
+					return nil, err
+				}
+				return g.stampedResult(method, res), nil
+			}
+		}
+	}
 	res, err := g.handlePending(ctx, method, req, next) // pending.go
 	if err != nil {
 		return nil, err
+	}
+	if call, ok := req.(*mcp.CallToolRequest); ok {
+		if res, err = g.taskHandle2026(call, res); err != nil {
+			return nil, err
+		}
 	}
 	return g.stampedResult(method, res), nil
 }

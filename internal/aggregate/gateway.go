@@ -53,6 +53,10 @@ type Options struct {
 	// its answer nor progress for this long, with an error naming the
 	// server (callTimer). Zero: no limit.
 	CallTimeout time.Duration
+	// TaskKey signs the task ids 2026-era agents get (tasks2026.go): the
+	// same key on every replica lets any of them route a task request.
+	// Nil: a random key of this process, valid on no other replica.
+	TaskKey []byte
 }
 
 // Gateway is the merged server. Create it with New, register upstreams with
@@ -79,6 +83,9 @@ type Gateway struct {
 	// pending holds the calls of 2026-era agents that a 2025-era server
 	// asked input for (pending.go).
 	pending *pendingTable
+	// taskIDs mints and opens the task ids of 2026-era agents
+	// (tasks2026.go); tasks are 2025-era agents' task table.
+	taskIDs *taskIDs
 	tasks   *tasktable.ServerTasks
 	// clientTasks are the tasks agents run for servers (clienttasks.go),
 	// agents what their initialize said that the SDK's types drop.
@@ -196,6 +203,8 @@ func New(opts Options) *Gateway {
 	// "type", or ["object","null"]), and such tools must be served as
 	// published; and each answer depends on live upstream state.
 	g.server.AddReceivingMiddleware(g.tracedMiddleware, g.middleware)
+	g.taskIDs = newTaskIDs(opts.TaskKey, g.pending.replica)
+	g.registerTaskMethods()
 	return g
 }
 

@@ -161,14 +161,15 @@ func (g *Gateway) initializeResult(r *mcp.InitializeResult) mcp.Result {
 }
 
 // discoverResult is the SDK's server/discover result with the capabilities
-// of capabilitiesRaw and the servers' instructions.
+// of capabilities2026Raw (the tasks extension, not the 2025 tasks
+// capability) and the servers' instructions.
 func (g *Gateway) discoverResult(r *mcp.DiscoverResult) mcp.Result {
 	r.Instructions = g.mergedInstructions()
 	b, err := json.Marshal(r)
 	if err != nil {
 		return r
 	}
-	if b, err = rawjson.SetMember(b, "capabilities", g.capabilitiesRaw()); err != nil {
+	if b, err = rawjson.SetMember(b, "capabilities", g.capabilities2026Raw()); err != nil {
 		return r
 	}
 	return &rawResult{raw: b}

@@ -24,8 +24,20 @@ import (
 // the gateway, for every agent session).
 
 // IsTaskRequest reports whether a request is one Task answers: a tasks/*
-// method, or a tools/call whose params ask for a task.
+// method, or a tools/call whose params ask for a task, of the 2025 era. A
+// 2026-era request (its _meta names the revision) goes through the SDK to
+// the tasks extension's handlers (tasks2026.go).
 func IsTaskRequest(method string, params json.RawMessage) bool {
+	return isLegacyTaskRequest(method, params) && !claims2026(params)
+}
+
+// claims2026 reports whether params' _meta names the 2026 revision.
+func claims2026(params json.RawMessage) bool {
+	v, claimed := ClaimedVersion(params)
+	return claimed && v >= statelessRevision
+}
+
+func isLegacyTaskRequest(method string, params json.RawMessage) bool {
 	switch method {
 	case "tasks/get", "tasks/result", "tasks/list", "tasks/cancel":
 		return true

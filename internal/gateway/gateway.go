@@ -2,6 +2,8 @@ package gateway
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -182,7 +184,7 @@ func New(specs []catalog.ServerSpec, cfg Config) *Gateway {
 	g.icpt = intercept.New(cfg.Interceptors, specs, intercept.Options{Logger: log, Environ: env})
 	g.agg = aggregate.New(aggregate.Options{Logger: log, Version: cfg.Version, Audit: endpoint.AuditLog(audit), Interceptors: g.icpt,
 		ToolsView: g.cfg.ToolsView, Telemetry: cfg.Telemetry,
-		CallTimeout: cfg.CallTimeout})
+		CallTimeout: cfg.CallTimeout, TaskKey: taskKey(cfg.Token)})
 	if err := cfg.Telemetry.Observe(g.sessionCount, g.serverStates); err != nil {
 		log.Warn().Err(err).Msg("telemetry: the gauges of sessions and servers are off")
 	}
@@ -522,3 +524,16 @@ func (l loggedGroups) Track(pgid int) error {
 }
 
 func (l loggedGroups) Untrack(pgid int) { l.r.Untrack(pgid) }
+
+// taskKey derives the key that signs 2026-era agents' task ids from the
+// access token, which every replica of a deployment shares: any replica can
+// then route a task request (aggregate.Options.TaskKey). Nil without a
+// token: a key of this process alone.
+func taskKey(token string) []byte {
+	if token == "" {
+		return nil
+	}
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte("mcp-gateway task ids v1"))
+	return m.Sum(nil)
+}
