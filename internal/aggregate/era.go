@@ -53,6 +53,9 @@ func (g *Gateway) handleStateless(ctx context.Context, method string, req mcp.Re
 		if !requestDeclaresTasks(req) {
 			return nil, missingTasksCapability()
 		}
+		if err := taskNameHeader(req); err != nil {
+			return nil, err
+		}
 	case "tools/call":
 		if call, ok := req.(*mcp.CallToolRequest); ok {
 			if res, handled, err := g.taskCall2026(ctx, call); handled {

@@ -39,9 +39,9 @@ import (
 //     agent with the 2026 handle, and maps tasks/get to tasks/get plus, once
 //     the task is over, tasks/result (inlined as result or error),
 //     tasks/cancel to tasks/cancel. An agent that did not declare the
-//     extension calling a "required" tool gets the tool's result, the
-//     gateway waiting on tasks/result for it: the revision lets a server
-//     run a task-supporting tool synchronously for such a client.
+//     extension calling a "required" tool gets -32021 naming it, as the
+//     revision asks of a server that cannot serve such a client without a
+//     task (and as the conformance suite reads it for "required" tools).
 //
 // Task ids are stateless: no table, so that any replica routes a task
 // request without shared state. The id an agent sees is
@@ -216,11 +216,37 @@ func requestDeclaresTasks(req mcp.Request) bool {
 	return ok
 }
 
-// missingTasksCapability is the revision's refusal of a task request from
-// an agent that did not declare the extension.
+// missingTasksCapability is the revision's refusal of a task request (or
+// of a call of a tool that runs only as a task) from an agent that did not
+// declare the extension.
 func missingTasksCapability() error {
 	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Message: "Missing required client capability",
 		Data: json.RawMessage(`{"requiredCapabilities":{"extensions":{"` + tasksExtension + `":{}}}}`)}
+}
+
+// taskNameHeader checks the Mcp-Name header of a tasks/* request over
+// HTTP: the extension has clients set it to the task id, for load
+// balancers to route on, and a header that disagrees with the body is the
+// revision's -32020 (as the SDK checks it for tools/call and the others).
+func taskNameHeader(req mcp.Request) error {
+	ex := req.GetExtra()
+	if ex == nil || ex.Header == nil {
+		return nil
+	}
+	name := ex.Header.Get("Mcp-Name")
+	if name == "" {
+		return nil
+	}
+	params := rawParams(req)
+	if params == nil {
+		if p, ok := req.GetParams().(*taskParams); ok && p != nil {
+			params = p.raw
+		}
+	}
+	if id := taskIDOf(params); name != id {
+		return &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: "header mismatch: Mcp-Name header value '" + name + "' does not match body value '" + id + "'"}
+	}
+	return nil
 }
 
 // taskParams are the params of tasks/get, tasks/update and tasks/cancel,
@@ -492,6 +518,9 @@ func (g *Gateway) taskCall2026(ctx context.Context, req *mcp.CallToolRequest) (r
 	}
 	g.mu.RUnlock()
 	declared := requestDeclaresTasks(req)
+	if support == "required" && !declared {
+		return nil, true, missingTasksCapability()
+	}
 	if support != "required" && (support != "optional" || !declared) {
 		return nil, false, nil
 	}
@@ -523,15 +552,6 @@ func (g *Gateway) taskCall2026(ctx context.Context, req *mcp.CallToolRequest) (r
 	orig := taskIDOf(created.Task)
 	if orig == "" {
 		return nil, true, upstreamError(server, errors.New("tools/call: a task without taskId"))
-	}
-	if !declared {
-		// The agent takes no handle: the tool's result is its answer.
-		ref, _ := json.Marshal(map[string]string{"taskId": orig})
-		out, err := callRaw(call.ctx, r.up, "tasks/result", ref)
-		if err != nil {
-			return nil, true, call.expired(upstreamError(server, err))
-		}
-		return &rawResult{raw: withoutRelatedTask(out)}, true, nil
 	}
 	t, err := fromLegacyTask(created.Task, g.taskIDs.mint(server, orig, processLocal(r.up)))
 	if err != nil {

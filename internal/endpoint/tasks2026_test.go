@@ -169,6 +169,9 @@ func TestTasksExtensionFrom2025Server(t *testing.T) {
 	if _, _, e := agent.send("tasks/get", forged, `"taskId":"`+forged+`"`); e == nil || e.Code != -32602 {
 		t.Errorf("tasks/get of a forged id: %+v, want -32602", e)
 	}
+	if _, _, e := agent.send("tasks/get", "another-task", `"taskId":"`+id+`"`); e == nil || e.Code != -32020 {
+		t.Errorf("tasks/get whose Mcp-Name is not its taskId: %+v, want -32020", e)
+	}
 	for _, m := range []string{"tasks/result", "tasks/list"} {
 		if status, _, e := agent.send(m, "", `"taskId":"`+id+`"`); status != http.StatusNotFound || e == nil || e.Code != -32601 {
 			t.Errorf("%s: %d %+v, want 404 / -32601 (removed by the extension)", m, status, e)
