@@ -110,14 +110,17 @@ type Gateway struct {
 	upstreams     map[string]Upstream
 	clients       map[string]*mcp.Client // per server, for roots
 	caps          map[string]*mcp.ServerCapabilities
-	instructions  map[string]string             // per server, as its initialize said
-	taskCaps      map[string]json.RawMessage    // per server, its tasks capability if any
-	reachable     func(*mcp.ServerSession) bool // see SetReachable
-	reachWake     chan struct{}                 // closed at each AgentReachable (see awaitReachable)
-	raws          map[string]rawConn            // per server, its latest start's
-	tools         *named[*mcp.Tool]
-	prompts       *named[*mcp.Prompt]
-	res           *resourceSet
+	instructions  map[string]string          // per server, as its initialize said
+	taskCaps      map[string]json.RawMessage // per server, its tasks capability if any
+	// taskCalls says, per server, whether it runs tool calls as tasks for
+	// 2026-era agents (serverTaskCallsLocked, tasks2026.go).
+	taskCalls map[string]bool
+	reachable func(*mcp.ServerSession) bool // see SetReachable
+	reachWake chan struct{}                 // closed at each AgentReachable (see awaitReachable)
+	raws      map[string]rawConn            // per server, its latest start's
+	tools     *named[*mcp.Tool]
+	prompts   *named[*mcp.Prompt]
+	res       *resourceSet
 	// Encoded list pages by cursor, per list, for the current version of
 	// each list (see ListPage).
 	pages [numLists]pageCache
@@ -161,6 +164,7 @@ func New(opts Options) *Gateway {
 		caps:         make(map[string]*mcp.ServerCapabilities),
 		instructions: make(map[string]string),
 		taskCaps:     make(map[string]json.RawMessage),
+		taskCalls:    make(map[string]bool),
 		agents:       agentsInfo{tasks: make(map[string]agentTasks)},
 		raws:         make(map[string]rawConn),
 		tools: newNamed(func(t *mcp.Tool) string { return t.Name },
@@ -337,6 +341,7 @@ func (g *Gateway) sync(ctx context.Context, server string, cs *mcp.ClientSession
 	g.caps[server] = caps
 	g.instructions[server] = cs.InitializeResult().Instructions
 	g.taskCaps[server] = tasksCapability(g.upstreams[server])
+	g.taskCalls[server] = g.serverTaskCallsLocked(server)
 	g.tools.setServer(server, tools, rawTools)
 	g.rebuildLocked(true, false, false)
 	g.mu.Unlock()

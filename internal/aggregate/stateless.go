@@ -26,7 +26,8 @@ import (
 //     plain case, so that the SDK path answers the rest, every error
 //     included: the envelope's version (and the header's) this revision, the
 //     capabilities and client info what the SDK accepts, no log level (its
-//     messages would have to reach the request), no task, and no retry
+//     messages would have to reach the request), no task (nor a call that
+//     may run as one of the tasks extension's: mayRunAsTask), and no retry
 //     (requestState, inputResponses: the pending table's resume on the SDK
 //     path, or a 2026 server's own round).
 //   - SendStateless sends it as handleStateless does: through the pending
@@ -64,7 +65,7 @@ func (g *Gateway) RouteStateless(params json.RawMessage, version, name string, s
 	}
 	s.f.method = "tools/call"
 	var meta json.RawMessage
-	if !g.routeCall(&s.f, params, stream, &meta) || s.f.name != name {
+	if !g.routeCall(&s.f, params, stream, &meta) || s.f.name != name || g.mayRunAsTask(s.f.tool) {
 		return s, false
 	}
 	if s.agent, ok = envelopeOf(meta, version); !ok {

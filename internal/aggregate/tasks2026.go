@@ -9,7 +9,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"math"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -150,9 +149,10 @@ func declaresTasksExtension(caps json.RawMessage) bool {
 	return ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null"))
 }
 
-// serverTaskCalls reports whether server runs tools/call as tasks for
-// 2026-era agents: a 2026 server that declared the extension, or a 2025
-// server with task-augmented tools/call. Callers hold g.mu.
+// serverTaskCallsLocked reports whether server runs tools/call as tasks
+// for 2026-era agents: a 2026 server that declared the extension, or a 2025
+// server with task-augmented tools/call. Sync keeps its answer per server
+// (taskCalls) after each (re)start. Callers hold g.mu.
 func (g *Gateway) serverTaskCallsLocked(server string) bool {
 	up := g.upstreams[server]
 	if up == nil {
@@ -177,11 +177,32 @@ func (g *Gateway) servesTasks2026() bool {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	for _, s := range g.serversLocked() {
-		if g.serverTaskCallsLocked(s) {
+		if g.taskCalls[s] {
 			return true
 		}
 	}
 	return false
+}
+
+// mayRunAsTask reports whether a 2026-era agent's call of r may run as a
+// task, which taskCall2026 answers or taskHandle2026 maps on the SDK path:
+// the stateless fast path (stateless.go) leaves such calls to it. A map
+// lookup for every other server's tools.
+func (g *Gateway) mayRunAsTask(r route) bool {
+	if r.up == nil {
+		return false
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	server := r.up.Name()
+	if !g.taskCalls[server] {
+		return false
+	}
+	if upstream2026(r.up) {
+		return true
+	}
+	s := g.toolTaskSupportLocked(server, r.name)
+	return s == "required" || s == "optional"
 }
 
 // capabilities2026Raw is capabilitiesRaw for server/discover: the 2025
@@ -345,148 +366,6 @@ func (g *Gateway) taskRequest2026(ctx context.Context, method string, p *taskPar
 	}
 }
 
-// task2026 is a Task as the extension spells it, from a 2025 server's.
-type task2026 struct {
-	ResultType     string          `json:"resultType,omitempty"`
-	TaskID         string          `json:"taskId"`
-	Status         string          `json:"status"`
-	StatusMessage  string          `json:"statusMessage,omitempty"`
-	CreatedAt      string          `json:"createdAt"`
-	LastUpdatedAt  string          `json:"lastUpdatedAt"`
-	TTLMs          *int64          `json:"ttlMs"`
-	PollIntervalMs *int64          `json:"pollIntervalMs,omitempty"`
-	InputRequests  json.RawMessage `json:"inputRequests,omitempty"`
-	Result         json.RawMessage `json:"result,omitempty"`
-	Error          json.RawMessage `json:"error,omitempty"`
-}
-
-// fromLegacyTask reads a 2025 Task (ttl and pollInterval in ms, floats
-// allowed) as a 2026 one with the gateway's id.
-func fromLegacyTask(b json.RawMessage, id string) (task2026, error) {
-	var t struct {
-		Status        string   `json:"status"`
-		StatusMessage string   `json:"statusMessage"`
-		CreatedAt     string   `json:"createdAt"`
-		LastUpdatedAt string   `json:"lastUpdatedAt"`
-		TTL           *float64 `json:"ttl"`
-		PollInterval  *float64 `json:"pollInterval"`
-	}
-	if err := json.Unmarshal(b, &t); err != nil {
-		return task2026{}, err
-	}
-	out := task2026{TaskID: id, Status: t.Status, StatusMessage: t.StatusMessage, CreatedAt: t.CreatedAt, LastUpdatedAt: cmpOr(t.LastUpdatedAt, t.CreatedAt)}
-	out.TTLMs = positiveMs(t.TTL)
-	out.PollIntervalMs = positiveMs(t.PollInterval)
-	if out.Status == "input_required" {
-		out.InputRequests = json.RawMessage(`{}`)
-	}
-	return out, nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
-
-// positiveMs is a duration in whole milliseconds (rounded up, so that a
-// ttl is never shortened), nil unless positive.
-func positiveMs(v *float64) *int64 {
-	if v == nil || *v <= 0 || math.IsInf(*v, 0) || math.IsNaN(*v) {
-		return nil
-	}
-	n := int64(math.Ceil(*v))
-	return &n
-}
-
-// legacyTaskGet answers tasks/get about a 2025 server's task: its status,
-// and once the task is over what tasks/result gives, inlined (result, or
-// the JSON-RPC error as error).
-func (g *Gateway) legacyTaskGet(ctx context.Context, up Upstream, id string, ref json.RawMessage) (*rawResult, error) {
-	res, err := callRaw(ctx, up, "tasks/get", ref)
-	if err != nil {
-		return nil, upstreamError(up.Name(), err)
-	}
-	t, err := fromLegacyTask(res, id)
-	if err != nil {
-		return nil, upstreamError(up.Name(), err)
-	}
-	if t.Status == "completed" || t.Status == "failed" {
-		out, err := callRaw(ctx, up, "tasks/result", ref)
-		var wire *jsonrpc.Error
-		switch {
-		case err == nil:
-			t.Status, t.Result = "completed", withoutRelatedTask(out)
-		case errors.As(err, &wire):
-			t.Status = "failed"
-			if t.Error, err = json.Marshal(wire); err != nil {
-				return nil, upstreamError(up.Name(), err)
-			}
-		default:
-			return nil, upstreamError(up.Name(), err)
-		}
-	}
-	b, err := json.Marshal(t)
-	if err != nil {
-		return nil, upstreamError(up.Name(), err)
-	}
-	return &rawResult{raw: b}, nil
-}
-
-// withoutRelatedTask returns a tasks/result result without the 2025 era's
-// related-task _meta member, which the revision leaves out of an inlined
-// result (the task id is the tasks/get result's own).
-func withoutRelatedTask(res json.RawMessage) json.RawMessage {
-	if !bytes.Contains(res, []byte(relatedTaskKey)) {
-		return res
-	}
-	meta, ok, err := rawjson.MemberValue(res, "_meta")
-	if err != nil || !ok {
-		return res
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal(meta, &m) != nil {
-		return res
-	}
-	if len(m) == 1 {
-		return withoutMember(res, "_meta")
-	}
-	out, err := rawjson.SetMember(res, "_meta", withoutMember(meta, relatedTaskKey))
-	if err != nil {
-		return res
-	}
-	return out
-}
-
-// withoutMember returns obj without its member key, the others as they
-// were, in their order; obj itself when it is not an object.
-func withoutMember(obj json.RawMessage, key string) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for _, k := range rawjson.MemberNames(obj) {
-		if k == key {
-			continue
-		}
-		v, ok, err := rawjson.MemberValue(obj, k)
-		if err != nil || !ok {
-			return obj
-		}
-		name, err := json.Marshal(k)
-		if err != nil {
-			return obj
-		}
-		if b.Len() > 1 {
-			b.WriteByte(',')
-		}
-		b.Write(name)
-		b.WriteByte(':')
-		b.Write(v)
-	}
-	b.WriteByte('}')
-	return b.Bytes()
-}
-
 // toolTaskSupport is the execution.taskSupport of server's tool name as
 // listed ("" when it has none). Callers hold g.mu.
 func (g *Gateway) toolTaskSupportLocked(server, name string) string {
@@ -512,7 +391,7 @@ func (g *Gateway) taskCall2026(ctx context.Context, req *mcp.CallToolRequest) (r
 	r, ok := g.tools.routes[req.Params.Name]
 	var support string
 	var server string
-	if ok && !upstream2026(r.up) && g.serverTaskCallsLocked(r.up.Name()) {
+	if ok && g.taskCalls[r.up.Name()] && !upstream2026(r.up) {
 		server = r.up.Name()
 		support = g.toolTaskSupportLocked(server, r.name)
 	}
