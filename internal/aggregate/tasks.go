@@ -176,6 +176,9 @@ func (g *Gateway) callTask(ctx context.Context, ss *mcp.ServerSession, h http.He
 		}
 	}
 	server := r.up.Name()
+	if g.hooked(server, r.name) {
+		return g.hookedTaskCall(ctx, ss, r, p.Name, params)
+	}
 	_, done := g.calls.begin(ctx, ss, server)
 	expected := g.tasks.Expect(server)
 	res, err := callRaw(ctx, r.up, "tools/call", params)

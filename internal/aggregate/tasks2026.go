@@ -416,6 +416,13 @@ func (g *Gateway) taskCall2026(ctx context.Context, req *mcp.CallToolRequest) (r
 	if err != nil {
 		return nil, true, invalidParams("tools/call: %v", err)
 	}
+	if g.hooked(server, r.name) {
+		out, err := g.hookedTaskCall(ctx, req.Session, r, req.Params.Name, params)
+		if err != nil {
+			return nil, true, err
+		}
+		return &rawResult{raw: out}, true, nil
+	}
 	call, done := g.calls.begin(ctx, req.Session, server)
 	defer done()
 	out, err := callRaw(call.ctx, r.up, "tools/call", params)
