@@ -62,15 +62,9 @@ func (g *Gateway) callToolRawHooked(ctx context.Context, fc *call, up RawCaller,
 	server := r.up.Name()
 	c := &intercept.Call{Server: server, Tool: r.name, ExportedTool: exported, Session: fc.sessionID(), Arguments: args}
 	return g.runHooks(ctx, c, func(ctx context.Context, out json.RawMessage) (json.RawMessage, error) {
-		sent := params
-		if !bytes.Equal(out, args) {
-			if len(out) == 0 {
-				out = json.RawMessage("{}")
-			}
-			var err error
-			if sent, err = rawjson.SetMember(params, "arguments", out); err != nil {
-				return nil, err
-			}
+		sent, err := withHookedArgs(params, args, out)
+		if err != nil {
+			return nil, err
 		}
 		res, err := g.callRaw(ctx, fc, up, "tools/call", sent)
 		if err == nil && (len(res) == 0 || res[0] != '{') {
@@ -81,6 +75,19 @@ func (g *Gateway) callToolRawHooked(ctx context.Context, fc *call, up RawCaller,
 		}
 		return res, nil
 	})
+}
+
+// withHookedArgs returns params with the arguments the interceptor chain
+// left (out) in place of the agent's (args), and params untouched when the
+// chain changed nothing, so that every other member goes on as sent.
+func withHookedArgs(params, args, out json.RawMessage) (json.RawMessage, error) {
+	if bytes.Equal(out, args) {
+		return params, nil
+	}
+	if len(out) == 0 {
+		out = json.RawMessage("{}")
+	}
+	return rawjson.SetMember(params, "arguments", out)
 }
 
 // callToolHooked is callTool's path for a call interceptors apply to: the

@@ -39,15 +39,9 @@ func (g *Gateway) hookedTaskCall(ctx context.Context, ss *mcp.ServerSession, r r
 	call, done := g.calls.begin(ctx, ss, server)
 	defer done()
 	res, trace, err := g.runHooks(call.ctx, c, func(ctx context.Context, out json.RawMessage) (json.RawMessage, error) {
-		sent := params
-		if !bytes.Equal(out, args) {
-			if len(out) == 0 {
-				out = json.RawMessage("{}")
-			}
-			var err error
-			if sent, err = rawjson.SetMember(params, "arguments", out); err != nil {
-				return nil, err
-			}
+		sent, err := withHookedArgs(params, args, out)
+		if err != nil {
+			return nil, err
 		}
 		res, err := g.taskToEnd(ctx, r.up, sent)
 		if err != nil {
