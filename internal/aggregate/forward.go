@@ -285,7 +285,7 @@ func (g *Gateway) send(ctx context.Context, ss *mcp.ServerSession, f *Forward, n
 		return g.sendCall(ctx, ss, f, notify, ask)
 	case "resources/subscribe", "resources/unsubscribe":
 		up := f.ups[0]
-		return g.changeSubscription(ctx, ss, f.uri, up, f.orig, f.method == "resources/subscribe", notify, ask,
+		return g.changeSubscription(ctx, ss, ss, f.uri, up, f.orig, f.method == "resources/subscribe", notify, ask,
 			func(c *call, method string) (json.RawMessage, bool, error) {
 				set := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", f.orig) }
 				return g.sendParams(c.ctx, up, c, f, set)

@@ -93,6 +93,7 @@ type Gateway struct {
 	agents      agentsInfo
 	progress    *progressMap
 	subs        *subscriptions
+	listens     *listeners // the open subscriptions/listen streams (listen.go)
 	// subChange orders the subscription changes of one server's URI,
 	// from the check to the server's answer (see changeSubscription).
 	subChange keyedLocks
@@ -159,6 +160,7 @@ func New(opts Options) *Gateway {
 		pending:      newPendingTable(),
 		progress:     newProgressMap(),
 		subs:         newSubscriptions(),
+		listens:      newListeners(),
 		upstreams:    make(map[string]Upstream),
 		clients:      make(map[string]*mcp.Client),
 		caps:         make(map[string]*mcp.ServerCapabilities),
@@ -219,6 +221,21 @@ func (g *Gateway) liveSessions() map[*mcp.ServerSession]bool {
 		live[ss] = true
 	}
 	return live
+}
+
+// liveHolders is the liveness of subscription holders now: the agent
+// sessions the SDK holds, and the listen streams still open.
+func (g *Gateway) liveHolders() liveness {
+	sessions := g.liveSessions()
+	return func(h holder) bool {
+		switch h := h.(type) {
+		case *mcp.ServerSession:
+			return sessions[h]
+		case *listener:
+			return g.listens.has(h)
+		}
+		return false
+	}
 }
 
 // Server is the merged MCP server, to be served over HTTP or stdio.
@@ -464,8 +481,10 @@ func (g *Gateway) rebuildLocked(tools, prompts, resources bool) {
 	}
 }
 
-// announce makes the SDK send list_changed notifications to every session.
+// announce makes the SDK send list_changed notifications to every 2025-era
+// session, and sends them on the listen streams that asked (listen.go).
 func (g *Gateway) announce(tools, prompts, resources bool) {
+	g.listens.listChanged(tools, prompts, resources)
 	if tools {
 		g.server.AddTool(&mcp.Tool{Name: sentinelTool, InputSchema: map[string]any{"type": "object"}}, unreachableTool)
 	}
@@ -511,6 +530,9 @@ func (g *Gateway) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		}
 		if statelessEra(req) {
+			if method == "subscriptions/listen" {
+				return g.listen(ctx, req, next) // listen.go
+			}
 			return g.handleStateless(ctx, method, req, next) // era.go
 		}
 		return g.handle(ctx, method, req, next)

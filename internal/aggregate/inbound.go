@@ -30,14 +30,44 @@ import (
 const rawParamsKey = "Mcp-Gateway raw params"
 
 // KeepsRawParams reports whether the gateway forwards method's params as
-// the agent sent them when the transport passes them on (WithRawParams).
+// the agent sent them when the transport passes them on (WithRawParams),
+// or needs the request's JSON-RPC id (WithRawID): subscriptions/listen,
+// whose id is the subscriptionId of everything sent on its stream.
 func KeepsRawParams(method string) bool {
 	switch method {
 	case "tools/call", "prompts/get", "resources/read", "completion/complete",
-		"resources/subscribe", "resources/unsubscribe":
+		"resources/subscribe", "resources/unsubscribe", "subscriptions/listen":
 		return true
 	}
 	return false
+}
+
+// rawIDKey is the RequestExtra.Header key that carries a request's
+// JSON-RPC id as the agent wrote it (an invalid HTTP field name, like
+// rawParamsKey). The SDK keeps the id it hands its own handlers in an
+// unexported context key.
+const rawIDKey = "Mcp-Gateway raw request id"
+
+// WithRawID returns h (which WithRawParams made) with the JSON-RPC id of
+// the request as the agent wrote it (a JSON string or number).
+func WithRawID(h http.Header, id json.RawMessage) http.Header {
+	if len(id) > 0 {
+		h[rawIDKey] = []string{string(id)}
+	}
+	return h
+}
+
+// rawID returns the JSON-RPC id WithRawID set on req, or nil.
+func rawID(req mcp.Request) json.RawMessage {
+	ex := req.GetExtra()
+	if ex == nil || ex.Header == nil {
+		return nil
+	}
+	v := ex.Header[rawIDKey]
+	if len(v) != 1 || !json.Valid([]byte(v[0])) {
+		return nil
+	}
+	return json.RawMessage(v[0])
 }
 
 // WithRawParams returns a copy of h (nil: an empty header) that carries a

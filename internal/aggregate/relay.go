@@ -147,9 +147,10 @@ func (g *Gateway) Intercept(server string, req *jsonrpc.Request) bool {
 }
 
 // relayResourceUpdated sends a server's notifications/resources/updated to
-// every agent session subscribed to the URI (under the URI the agents
-// subscribed to, which may be a rewritten one), with the params as the
-// server sent them otherwise. The gateway keeps who subscribed
+// every agent session and listen stream subscribed to the URI (under the
+// URI the agents subscribed to, which may be a rewritten one), with the
+// params as the server sent them otherwise (a listen stream's carry its
+// subscriptionId). The gateway keeps who subscribed
 // (changeSubscription): subscriptions made on the fast path never reach
 // the SDK's own table.
 func (g *Gateway) relayResourceUpdated(server string, params json.RawMessage) {
@@ -167,9 +168,14 @@ func (g *Gateway) relayResourceUpdated(server string, params json.RawMessage) {
 		}
 		params = b
 	}
-	for _, ss := range g.subs.subscribers(uri, g.liveSessions()) {
-		if a := agentConnOf(ss); a != nil {
-			_ = a.notification(context.Background(), "notifications/resources/updated", params)
+	for _, h := range g.subs.subscribers(uri, g.liveHolders()) {
+		switch h := h.(type) {
+		case *mcp.ServerSession:
+			if a := agentConnOf(h); a != nil {
+				_ = a.notification(context.Background(), "notifications/resources/updated", params)
+			}
+		case *listener:
+			h.send("notifications/resources/updated", params) // listen.go
 		}
 	}
 }

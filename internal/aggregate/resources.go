@@ -307,7 +307,7 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	}
 	up := ups[0]
 	reroute := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", orig) }
-	_, err := g.changeSubscription(ctx, ss, uri, up, orig, on, nil, nil, func(c *call, method string) (json.RawMessage, bool, error) {
+	_, err := g.changeSubscription(ctx, ss, ss, uri, up, orig, on, nil, nil, func(c *call, method string) (json.RawMessage, bool, error) {
 		ctx := c.ctx // ends when the server goes quiet (callTimer)
 		if res, sent, err := g.forwardAgentParams(ctx, up, c, method, raw, reroute); sent {
 			if err != nil {
@@ -325,25 +325,26 @@ func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession
 	return err
 }
 
-// changeSubscription changes the subscription of session ss to uri (orig
-// at up) through send, and returns the server's result bytes (or the
-// gateway's empty result). It records ss as subscribed to uri, or no
-// longer, so that the server's notifications/resources/updated for it
-// reach exactly the sessions subscribed (relayResourceUpdated).
+// changeSubscription changes the subscription of h (session ss's, or a
+// listen stream's on it) to uri (orig at up) through send, and returns the
+// server's result bytes (or the gateway's empty result). It records h as
+// subscribed to uri, or no longer, so that the server's
+// notifications/resources/updated for it reach exactly the holders
+// subscribed (relayResourceUpdated).
 //
-// The server sees one client, the gateway, for every session: an
-// unsubscribe while another live session still holds uri is answered by
-// the gateway and not forwarded, or it would end the other session's
-// updates. send returns sent false, having sent nothing, for params it
-// cannot rewrite: ErrNeedsSession, with nothing recorded.
-func (g *Gateway) changeSubscription(ctx context.Context, ss *mcp.ServerSession, uri string, up Upstream, orig string, on bool,
+// The server sees one client, the gateway, for every holder: an
+// unsubscribe while another live holder still holds uri is answered by
+// the gateway and not forwarded, or it would end the other's updates.
+// send returns sent false, having sent nothing, for params it cannot
+// rewrite: ErrNeedsSession, with nothing recorded.
+func (g *Gateway) changeSubscription(ctx context.Context, ss *mcp.ServerSession, h holder, uri string, up Upstream, orig string, on bool,
 	notify Notify, ask Ask, send func(c *call, method string) (json.RawMessage, bool, error)) (json.RawMessage, error) {
 	// One change at a time, from the check to the server's answer: else
-	// one session's unsubscribe (nobody else holding uri) and another's
+	// one holder's unsubscribe (nobody else holding uri) and another's
 	// subscribe can reach the server in the wrong order.
 	defer g.subChange.lock(up.Name() + "\x00" + orig)()
-	if !on && g.subs.heldElsewhere(uri, ss, g.liveSessions()) {
-		if g.subs.setSession(uri, ss, false) {
+	if !on && g.subs.heldElsewhere(uri, h, g.liveHolders()) {
+		if g.subs.setSession(uri, h, false) {
 			g.subs.set(up.Name(), orig, uri, false)
 		}
 		return emptyResult(), nil
@@ -352,12 +353,12 @@ func (g *Gateway) changeSubscription(ctx context.Context, ss *mcp.ServerSession,
 	if on {
 		method = "resources/subscribe"
 	}
-	// A subscribing session counts as holding uri from now, so that
-	// another session's unsubscribe meanwhile is not forwarded.
-	was := on && g.subs.setSession(uri, ss, true)
+	// A subscribing holder counts as holding uri from now, so that
+	// another's unsubscribe meanwhile is not forwarded.
+	was := on && g.subs.setSession(uri, h, true)
 	undo := func() {
 		if on && !was {
-			g.subs.setSession(uri, ss, false)
+			g.subs.setSession(uri, h, false)
 		}
 	}
 	c, done := g.calls.beginNotify(ctx, ss, up.Name(), notify, ask)
@@ -372,11 +373,11 @@ func (g *Gateway) changeSubscription(ctx context.Context, ss *mcp.ServerSession,
 		undo()
 		return nil, serverError(up.Name(), err)
 	}
-	// The server's count is of sessions: only a change of this
-	// session's own state moves it.
-	changed := !was // a subscribe: ss is marked already
+	// The server's count is of holders: only a change of this
+	// holder's own state moves it.
+	changed := !was // a subscribe: h is marked already
 	if !on {
-		changed = g.subs.setSession(uri, ss, false)
+		changed = g.subs.setSession(uri, h, false)
 	}
 	if changed {
 		g.subs.set(up.Name(), orig, uri, on)

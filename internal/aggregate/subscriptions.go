@@ -1,10 +1,6 @@
 package aggregate
 
-import (
-	"sync"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-)
+import "sync"
 
 // subscriptions counts the agents' resource subscriptions per server, so a
 // restarted server is resubscribed and an update maps back to the URI the
@@ -12,9 +8,19 @@ import (
 type subscriptions struct {
 	mu sync.Mutex
 	m  map[string]map[string]*sub // server -> original URI
-	// sessions are the agent sessions subscribed to each exported URI.
-	sessions map[string]map[*mcp.ServerSession]struct{}
+	// sessions are the holders subscribed to each exported URI: a
+	// 2025-era agent's session (*mcp.ServerSession) or a 2026-era agent's
+	// open subscriptions/listen stream (*listener).
+	sessions map[string]map[holder]struct{}
 }
+
+// holder is who holds a subscription to an exported URI: an agent session
+// (*mcp.ServerSession) or a listen stream (*listener, listen.go).
+type holder any
+
+// liveness reports whether a holder still exists: a session the SDK still
+// holds, or a listen stream still open. A holder that is gone is forgotten.
+type liveness func(holder) bool
 
 type sub struct {
 	exported string
@@ -22,19 +28,19 @@ type sub struct {
 }
 
 func newSubscriptions() *subscriptions {
-	return &subscriptions{m: make(map[string]map[string]*sub), sessions: make(map[string]map[*mcp.ServerSession]struct{})}
+	return &subscriptions{m: make(map[string]map[string]*sub), sessions: make(map[string]map[holder]struct{})}
 }
 
-// setSession records that session ss subscribed to the exported uri, or
+// setSession records that ss subscribed to the exported uri, or
 // unsubscribed, and reports whether it was subscribed before.
-func (s *subscriptions) setSession(uri string, ss *mcp.ServerSession, on bool) (was bool) {
+func (s *subscriptions) setSession(uri string, ss holder, on bool) (was bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := s.sessions[uri]
 	_, was = m[ss]
 	if on {
 		if m == nil {
-			m = make(map[*mcp.ServerSession]struct{})
+			m = make(map[holder]struct{})
 			s.sessions[uri] = m
 		}
 		m[ss] = struct{}{}
@@ -47,15 +53,15 @@ func (s *subscriptions) setSession(uri string, ss *mcp.ServerSession, on bool) (
 	return was
 }
 
-// heldElsewhere reports whether a live session other than ss is
-// subscribed to the exported uri; sessions that ended are forgotten.
-func (s *subscriptions) heldElsewhere(uri string, ss *mcp.ServerSession, live map[*mcp.ServerSession]bool) bool {
+// heldElsewhere reports whether a live holder other than ss is
+// subscribed to the exported uri; holders that ended are forgotten.
+func (s *subscriptions) heldElsewhere(uri string, ss holder, live liveness) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	held := false
 	for o := range s.sessions[uri] {
 		switch {
-		case !live[o]:
+		case !live(o):
 			delete(s.sessions[uri], o)
 		case o != ss:
 			held = true
@@ -64,14 +70,14 @@ func (s *subscriptions) heldElsewhere(uri string, ss *mcp.ServerSession, live ma
 	return held
 }
 
-// subscribers returns the live sessions subscribed to the exported uri;
-// sessions that ended are forgotten.
-func (s *subscriptions) subscribers(uri string, live map[*mcp.ServerSession]bool) []*mcp.ServerSession {
+// subscribers returns the live holders subscribed to the exported uri;
+// holders that ended are forgotten.
+func (s *subscriptions) subscribers(uri string, live liveness) []holder {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var out []*mcp.ServerSession
+	var out []holder
 	for o := range s.sessions[uri] {
-		if !live[o] {
+		if !live(o) {
 			delete(s.sessions[uri], o)
 			continue
 		}

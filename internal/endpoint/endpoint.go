@@ -208,7 +208,7 @@ func withRawParams(r *http.Request) *http.Request {
 		return r
 	}
 	if keep {
-		h = aggregate.WithRawParams(h, msg.Params)
+		h = aggregate.WithRawID(aggregate.WithRawParams(h, msg.Params), msg.ID)
 	}
 	return withHeader(r, h)
 }

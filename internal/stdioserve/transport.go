@@ -249,12 +249,16 @@ func (c *drainConn) take(ctx context.Context, msg jsonrpc.Message) (jsonrpc.Mess
 	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && req.Extra == nil {
 		// The params as the client sent them, for the gateway to forward
 		// (the SDK decodes them into its types, which drop what they do
-		// not know); and for every request its id, which its span
-		// carries (the SDK gives a handler no other way to see it): a
-		// list or a ping too.
+		// not know), with the id as written (a subscriptions/listen's is
+		// the subscriptionId of what its stream carries); and for every
+		// request its id, which its span carries (the SDK gives a handler
+		// no other way to see it): a list or a ping too.
 		h := make(http.Header, 1)
 		if len(req.Params) > 0 && aggregate.KeepsRawParams(req.Method) {
 			h = aggregate.WithRawParams(nil, req.Params)
+			if id, err := json.Marshal(req.ID.Raw()); err == nil {
+				h = aggregate.WithRawID(h, id)
+			}
 		}
 		req.Extra = &mcp.RequestExtra{Header: aggregate.WithPipeID(h, fmt.Sprint(req.ID.Raw()))}
 	}
