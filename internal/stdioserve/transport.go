@@ -6,6 +6,7 @@
 package stdioserve
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -321,9 +322,10 @@ func (c *drainConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	// named can reach a client before its initialize answer (a client reading
 	// "one answer per request" then takes it for the answer). Such a
 	// notification is not sent; once the client has listed that kind, every
-	// change is.
+	// change is. A 2026-era client asked for the changes it is sent on its
+	// subscriptions/listen, which names itself in each (subscriptionId).
 	if req, ok := msg.(*jsonrpc.Request); ok && !req.IsCall() {
-		if kind := listKind(req.Method); kind != "" {
+		if kind := listKind(req.Method); kind != "" && !bytes.Contains(req.Params, []byte(`"io.modelcontextprotocol/subscriptionId"`)) {
 			c.mu.Lock()
 			listed := c.listed[kind]
 			c.mu.Unlock()

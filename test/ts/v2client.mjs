@@ -27,6 +27,10 @@
 //                                                                  rides in every later request's _meta
 //                {"op":"subscribe","uri":u}                     -> 2025 era: resources/subscribe; 2026 era:
 //                                                                  subscriptions/listen for u
+//                {"op":"listen","filter":{..}}                  -> 2026 era: subscriptions/listen with the filter
+//                                                                  (toolsListChanged, resourceSubscriptions, ...);
+//                                                                  "honored": the acknowledged filter
+//                {"op":"unlisten"}                              -> closes every open listen (subscribe's too)
 //                {"op":"wait","method":m,"timeout":ms}          -> waits until a notification m has arrived (since
 //                                                                  the start or the previous wait)
 //                {"op":"waitFile","path":p,"text":s,"timeout":ms} -> waits until the file p holds s (a server's
@@ -40,7 +44,7 @@
 //   {"op":<step op>, ...its fields, "inputRequests":[{"method":m,"mode":..}], "notifications":[{method,params}]}
 // where inputRequests are the server's requests for input this client answered during the step (sampling,
 // elicitation, roots, whichever era carried them) and notifications are the log and resource notifications that
-// arrived during the step. A failed step prints {"op":..., "error":{"message","code","data"}}
+// arrived during the step (list changes too). A failed step prints {"op":..., "error":{"message","code","data"}}
 // and the run goes on. Exit code 0 when every step succeeded, 1 otherwise (2 on bad usage).
 //
 // The client declares sampling, roots and elicitation (form and URL) and answers them the same way each time:
@@ -155,6 +159,10 @@ async function run(opts) {
     };
     client.setNotificationHandler('notifications/message', note('notifications/message'));
     client.setNotificationHandler('notifications/resources/updated', note('notifications/resources/updated'));
+    for (const kind of ['tools', 'prompts', 'resources']) {
+        const method = `notifications/${kind}/list_changed`;
+        client.setNotificationHandler(method, note(method));
+    }
     // The SDK's own progress dispatch runs after the call's result when both arrive in one read (it drops the
     // notifications as "unknown token"): take them here instead, and let them settle before a step is printed.
     client.setNotificationHandler('notifications/progress', note('notifications/progress'));
@@ -254,6 +262,15 @@ async function run(opts) {
                         } else {
                             await client.subscribeResource({ uri: step.uri }, requestOptions);
                         }
+                        break;
+                    case 'listen': {
+                        const sub = await client.listen(step.filter ?? {}, requestOptions);
+                        subscriptions.push(sub);
+                        out.honored = sub.honoredFilter;
+                        break;
+                    }
+                    case 'unlisten':
+                        for (const sub of subscriptions.splice(0)) await sub.close();
                         break;
                     case 'wait': {
                         const timeout = step.timeout ?? 10000;

@@ -28,6 +28,7 @@
 //                                        and an info log message per step; then "done <steps>"
 //              touch {uri}               notifies resources/updated for uri (v2://counter bumps the counter)
 //              slow {ms}                 waits ms, or until cancelled: "slept" / never answers when cancelled
+//              add_tool {name}           adds a tool of that name (echoing "added <name>"): tools/list_changed
 //   prompt     greet {name}              "Hello, <name>!"; name completes from a fixed list
 //   resources  v2://counter              the counter (subscribable)
 //              v2://item/{id}            a template; id completes from a fixed list
@@ -191,6 +192,13 @@ function buildServer() {
         if (uri === 'v2://counter') counter++;
         await notifyUpdated(server, uri);
         return { content: [{ type: 'text', text: `touched ${uri}` }] };
+    });
+
+    server.registerTool('add_tool', { description: 'Adds a tool at run time', inputSchema: z.object({ name: z.string() }) }, async ({ name }) => {
+        server.registerTool(name, { description: 'Added at run time', inputSchema: z.object({}) }, async () => ({
+            content: [{ type: 'text', text: `added ${name}` }]
+        }));
+        return { content: [{ type: 'text', text: `added ${name}` }] };
     });
 
     server.registerTool('slow', { description: 'Waits, or until cancelled', inputSchema: z.object({ ms: z.number().int().min(0) }) }, async ({ ms }, ctx) => {
