@@ -61,6 +61,8 @@ type listener struct {
 	// over HTTP; the connection, over stdio).
 	notify func(method string, params json.RawMessage) error
 
+	ended chan struct{} // closed when the gateway stops (EndListens)
+
 	mu sync.Mutex // held while sending, so that the acknowledgement goes first
 	// open is true from the acknowledgement until the stream closes; a
 	// notification at another time is dropped.
@@ -78,24 +80,61 @@ func (l *listener) send(method string, params json.RawMessage) {
 	}
 }
 
-// listeners are the open listen streams, for the list changes.
+// listeners are the open listen streams, for the list changes and the
+// end at shutdown.
 type listeners struct {
-	mu  sync.Mutex
-	set map[*listener]struct{}
+	mu     sync.Mutex
+	set    map[*listener]struct{}
+	ending bool          // EndListens was called: a new stream ends at once
+	gone   chan struct{} // closed and replaced at each remove, for EndListens
 }
 
-func newListeners() *listeners { return &listeners{set: make(map[*listener]struct{})} }
+func newListeners() *listeners {
+	return &listeners{set: make(map[*listener]struct{}), gone: make(chan struct{})}
+}
 
+// add registers l, with its ended channel.
 func (s *listeners) add(l *listener) {
+	l.ended = make(chan struct{})
 	s.mu.Lock()
 	s.set[l] = struct{}{}
+	if s.ending {
+		close(l.ended)
+	}
 	s.mu.Unlock()
 }
 
 func (s *listeners) remove(l *listener) {
 	s.mu.Lock()
 	delete(s.set, l)
+	close(s.gone)
+	s.gone = make(chan struct{})
 	s.mu.Unlock()
+}
+
+// end ends every stream and waits until they are gone or ctx is done.
+func (s *listeners) end(ctx context.Context) {
+	s.mu.Lock()
+	if !s.ending {
+		s.ending = true
+		for l := range s.set {
+			close(l.ended)
+		}
+	}
+	s.mu.Unlock()
+	for {
+		s.mu.Lock()
+		n, gone := len(s.set), s.gone
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		select {
+		case <-gone:
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 func (s *listeners) has(l *listener) bool {
@@ -127,9 +166,15 @@ func (s *listeners) listChanged(tools, prompts, resources bool) {
 	}
 }
 
+// EndListens ends every open subscriptions/listen stream as the revision
+// asks of a server that shuts down: with the listen's (empty) result. It
+// returns once every stream's handler has returned, or when ctx is done;
+// a listen that comes after it ends at once.
+func (g *Gateway) EndListens(ctx context.Context) { g.listens.end(ctx) }
+
 // listen serves a 2026-era agent's subscriptions/listen (see above). It
-// returns when the stream closes (ctx ends), or at once when nothing of
-// the filter is honoured. Without the request's id or the session's
+// returns when the stream closes (ctx ends) or the gateway stops
+// (EndListens), or at once when nothing of the filter is honoured. Without the request's id or the session's
 // connection (a transport that does not pass them), the SDK's own handler
 // serves it, unmerged.
 func (g *Gateway) listen(ctx context.Context, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
@@ -170,7 +215,11 @@ func (g *Gateway) listen(ctx context.Context, req mcp.Request, next mcp.MethodHa
 		held = append(held, uri)
 	}
 	honoured.ResourceSubscriptions = held
+	stopping := false
 	defer func() {
+		if stopping {
+			return // the servers are stopped next
+		}
 		release, cancel := context.WithTimeout(context.WithoutCancel(ctx), listenReleaseTimeout)
 		defer cancel()
 		for _, uri := range held {
@@ -195,7 +244,11 @@ func (g *Gateway) listen(ctx context.Context, req mcp.Request, next mcp.MethodHa
 		return nil, errors.Join(errors.New("subscriptions/listen: sending the acknowledgement"), err)
 	}
 	if len(held) > 0 || l.tools || l.prompts || l.resources {
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-l.ended:
+			stopping = true
+		}
 	}
 	l.mu.Lock()
 	l.open = false

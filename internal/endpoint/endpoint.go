@@ -269,6 +269,9 @@ func (e *Endpoint) Shutdown(ctx context.Context) {
 		both.Wait()
 		close(done)
 	}()
+	// A 2026-era agent's subscriptions/listen gets its result, the
+	// graceful end, while its stream is still there.
+	e.agg.EndListens(ctx)
 	// ServerSession.Close waits for the session's running handlers, and a
 	// tool call runs until its server answers, which may be never until
 	// the servers are stopped after this: close concurrently, and wait no

@@ -198,3 +198,32 @@ func TestListenMerged(t *testing.T) {
 	}
 	waitFor(t, 30*time.Second, "server b to log a second "+unsubscribed, func() bool { return count(unsubscribed)() == 2 })
 }
+
+// TestListenEndsAtShutdown: when the gateway stops, an open listen stream
+// gets the listen's result (the revision's graceful end, which tells a
+// client not to take it for a dropped connection), then ends.
+func TestListenEndsAtShutdown(t *testing.T) {
+	url, token, _, stop := startInProcess(t, testSettings(t, 16), &syncBuffer{},
+		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}}))
+	l := openListen(t, url, token, `7`, `{"toolsListChanged":true}`)
+	if m := l.next(t, "the acknowledgement"); string(m["method"]) != `"notifications/subscriptions/acknowledged"` {
+		t.Fatalf("first message %v, want the acknowledgement", m)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	m := l.next(t, "the listen's result")
+	var res struct {
+		ResultType string                     `json:"resultType"`
+		Meta       map[string]json.RawMessage `json:"_meta"`
+	}
+	if string(m["id"]) != "7" || json.Unmarshal(m["result"], &res) != nil || res.ResultType != "complete" ||
+		string(res.Meta["io.modelcontextprotocol/subscriptionId"]) != "7" {
+		t.Errorf("at shutdown the stream got %v; want the result of listen 7 with its subscriptionId", m)
+	}
+	if _, open := <-l.messages; open {
+		t.Error("the stream went on after the listen's result")
+	}
+	if err := <-stopped; err != nil {
+		t.Errorf("stop: %v", err)
+	}
+}
