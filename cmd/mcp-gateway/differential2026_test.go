@@ -17,7 +17,8 @@ import (
 // (InputRequiredResult, the retry with inputResponses and requestState) is part of what is compared.
 
 // diff2026Steps: every step v2client.mjs knows that a 2026-only server answers through the gateway today.
-// Subscriptions (subscriptions/listen) are not in it: the gateway does not merge them over its servers yet.
+// Subscriptions (subscriptions/listen) are not in it: which step a notification lands in varies from run to run
+// (TestListenTypeScriptClient checks them through the gateway).
 const diff2026Steps = `[` +
 	`{"op":"tools/list"},{"op":"prompts/list"},{"op":"resources/list"},{"op":"resources/templates/list"},` +
 	`{"op":"tools/call","name":"echo","arguments":{"text":"differential 2026"}},` +

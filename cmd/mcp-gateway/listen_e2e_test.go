@@ -33,7 +33,8 @@ type listenLine struct {
 // 2026-only one (v2server --legacy=reject). The gateway acknowledges the merged tool list's changes and both
 // servers' resources; a resource update of the 2026 server (its touch tool), the 2025 server's simulated
 // updates (toggle-subscriber-updates) and the 2026 server's tool list change (its add_tool tool) each reach the
-// client with the listen's subscriptionId, and the new tool is listed.
+// client with the listen's subscriptionId, and the new tool is listed. A 2025-era client (the same client in its
+// legacy mode) subscribes to the 2026 server's resource with resources/subscribe and hears of its update.
 func TestListenTypeScriptClient(t *testing.T) {
 	ts := tsHarness(t)
 	everything := npmServer(t, ts, "mcp-server-everything")
@@ -102,6 +103,29 @@ func TestListenTypeScriptClient(t *testing.T) {
 			}
 			if !slices.Contains(lines[8].Tools, "added_at_run_time") {
 				t.Errorf("tools/list after the change: %v; want added_at_run_time", lines[8].Tools)
+			}
+		})
+		// A 2025-era client's resources/subscribe to the 2026 server's resource becomes a listen of the gateway's
+		// own there: the server has no resources/subscribe.
+		t.Run(name+"/2025-client", func(t *testing.T) {
+			args := []string{"--mode=legacy", `--steps=[{"op":"subscribe","uri":"v2://counter"},` +
+				`{"op":"tools/call","name":"touch","arguments":{"uri":"v2://counter"}},{"op":"wait","method":"notifications/resources/updated"}]`}
+			if stdio {
+				args = append(append(args, "--"), gatewayStdioArgs(t.TempDir(), cfg)...)
+			} else {
+				args = append(args, "--token="+sb.token, sb.url()+"/mcp")
+			}
+			lines := v2ClientLines(t, ts, args, func(b []byte) (listenLine, error) {
+				var l listenLine
+				return l, json.Unmarshal(b, &l)
+			})
+			if len(lines) != 4 || lines[0].Era != "legacy" {
+				t.Fatalf("v2client: %+v; want connect on the 2025 era and 3 steps", lines)
+			}
+			for _, l := range lines[1:] {
+				if l.Error != nil {
+					t.Errorf("%s: %s", l.Op, l.Error.Message)
+				}
 			}
 		})
 	}

@@ -49,6 +49,8 @@
 // from the session's InitializeParams, which the SDK fills from the
 // request's _meta), the other input-request cases (inputResponses,
 // requestState in a request's params belong in Forward and Send, next to
-// the progress token, since they too are members rewritten per server), and
-// subscriptions/listen merged over the servers.
+// the progress token, since they too are members rewritten per server).
+// subscriptions/listen is answered by the gateway, merged over the servers
+// (listen.go), its streams holders of the same subscriptions table as the
+// 2025-era sessions (subscriptions.go).
 package aggregate
