@@ -78,7 +78,8 @@ type Endpoint struct {
 
 	sessions *sessionLimit
 	fast     *fastPath
-	sdk      *sdkCalls // the SDK path's calls (cancel.go)
+	sdk      *sdkCalls   // the SDK path's calls (cancel.go)
+	listens  openListens // the open subscriptions/listen requests (era.go)
 	lane     *lane
 	mux      *http.ServeMux
 	srv      *http.Server
@@ -143,6 +144,9 @@ func New(agg *aggregate.Gateway, token string, opts Options) *Endpoint {
 		}
 		if isStateless(r, messageOf(r)) {
 			if !fast.serve(w, r) { // a plain tools/call: stateless.go
+				if msg := messageOf(r); msg != nil && msg.Method == "subscriptions/listen" {
+					defer e.listens.begin()()
+				}
 				stateless.ServeHTTP(w, withRequestID(opts.Telemetry, withRawParams(r)))
 			}
 			return
@@ -270,8 +274,10 @@ func (e *Endpoint) Shutdown(ctx context.Context) {
 		close(done)
 	}()
 	// A 2026-era agent's subscriptions/listen gets its result, the
-	// graceful end, while its stream is still there.
+	// graceful end, while its stream is still there: the sessions are
+	// closed once those requests have written it.
 	e.agg.EndListens(ctx)
+	e.listens.wait(ctx)
 	// ServerSession.Close waits for the session's running handlers, and a
 	// tool call runs until its server answers, which may be never until
 	// the servers are stopped after this: close concurrently, and wait no

@@ -1,9 +1,11 @@
 package endpoint
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -115,4 +117,46 @@ func isStateless(r *http.Request, msg *rpcMessage) bool {
 		return msg != nil && msg.Stateless
 	}
 	return sessionless2026(r)
+}
+
+// openListens counts the subscriptions/listen requests being served, so
+// that Shutdown can wait until each has written the result that ends it
+// (aggregate.EndListens) before it closes the sessions, which would drop
+// the result unwritten.
+type openListens struct {
+	mu   sync.Mutex
+	n    int
+	none chan struct{} // closed when n drops to 0
+}
+
+// begin counts a request in; the returned func counts it out.
+func (o *openListens) begin() (end func()) {
+	o.mu.Lock()
+	if o.n == 0 {
+		o.none = make(chan struct{})
+	}
+	o.n++
+	o.mu.Unlock()
+	return func() {
+		o.mu.Lock()
+		if o.n--; o.n == 0 {
+			close(o.none)
+		}
+		o.mu.Unlock()
+	}
+}
+
+// wait returns when no request is counted in, or when ctx is done.
+func (o *openListens) wait(ctx context.Context) {
+	o.mu.Lock()
+	if o.n == 0 {
+		o.mu.Unlock()
+		return
+	}
+	none := o.none
+	o.mu.Unlock()
+	select {
+	case <-none:
+	case <-ctx.Done():
+	}
 }
