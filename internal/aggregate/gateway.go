@@ -223,21 +223,6 @@ func (g *Gateway) liveSessions() map[*mcp.ServerSession]bool {
 	return live
 }
 
-// liveHolders is the liveness of subscription holders now: the agent
-// sessions the SDK holds, and the listen streams still open.
-func (g *Gateway) liveHolders() liveness {
-	sessions := g.liveSessions()
-	return func(h holder) bool {
-		switch h := h.(type) {
-		case *mcp.ServerSession:
-			return sessions[h]
-		case *listener:
-			return g.listens.has(h)
-		}
-		return false
-	}
-}
-
 // Server is the merged MCP server, to be served over HTTP or stdio.
 func (g *Gateway) Server() *mcp.Server { return g.server }
 

@@ -172,6 +172,21 @@ func (s *listeners) listChanged(tools, prompts, resources bool) {
 // a listen that comes after it ends at once.
 func (g *Gateway) EndListens(ctx context.Context) { g.listens.end(ctx) }
 
+// liveHolders is the liveness of subscription holders now: the agent
+// sessions the SDK holds, and the listen streams still open.
+func (g *Gateway) liveHolders() liveness {
+	sessions := g.liveSessions()
+	return func(h holder) bool {
+		switch h := h.(type) {
+		case *mcp.ServerSession:
+			return sessions[h]
+		case *listener:
+			return g.listens.has(h)
+		}
+		return false
+	}
+}
+
 // listen serves a 2026-era agent's subscriptions/listen (see above). It
 // returns when the stream closes (ctx ends) or the gateway stops
 // (EndListens), or at once when nothing of the filter is honoured. Without the request's id or the session's
