@@ -22,12 +22,21 @@ type rawSession struct {
 	protocol string
 	id       string // Mcp-Session-Id
 	hc       *http.Client
+	// header holds further headers every request carries (a 2026-era
+	// request's Mcp-Method and Mcp-Name).
+	header http.Header
 }
 
-// rawConnect initializes a session the way any streamable HTTP client does.
+// rawConnect initializes a session the way any streamable HTTP client does,
+// declaring no client capabilities.
 func rawConnect(ctx context.Context, bx *box, protocol string) (*rawSession, error) {
-	s := &rawSession{url: "http://" + bx.addr + "/mcp", token: bx.token, protocol: protocol, hc: &http.Client{}}
-	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":{},"clientInfo":{"name":"bench-raw","version":"1"}}}`, protocol)
+	return rawConnectWith(ctx, bx, protocol, `{}`, &http.Client{})
+}
+
+// rawConnectWith is rawConnect declaring caps (a JSON object), on hc.
+func rawConnectWith(ctx context.Context, bx *box, protocol, caps string, hc *http.Client) (*rawSession, error) {
+	s := &rawSession{url: "http://" + bx.addr + "/mcp", token: bx.token, protocol: protocol, hc: hc}
+	init := fmt.Sprintf(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":%q,"capabilities":%s,"clientInfo":{"name":"bench-raw","version":"1"}}}`, protocol, caps)
 	resp, body, err := s.do(ctx, http.MethodPost, []byte(init))
 	if err != nil {
 		return nil, fmt.Errorf("raw initialize: %w", err)
@@ -60,6 +69,9 @@ func (s *rawSession) do(ctx context.Context, method string, body []byte) (*http.
 	req.Header.Set("MCP-Protocol-Version", s.protocol)
 	if s.id != "" {
 		req.Header.Set("Mcp-Session-Id", s.id)
+	}
+	for k, v := range s.header {
+		req.Header[k] = v
 	}
 	resp, err := s.hc.Do(req)
 	if err != nil {

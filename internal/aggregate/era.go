@@ -8,7 +8,6 @@ import (
 	"reflect"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
@@ -217,7 +216,7 @@ func stamp(raw json.RawMessage, meta mcp.Meta, hint *cacheHint) json.RawMessage 
 }
 
 // withoutEnvelope returns params without the 2026 envelope in _meta (see
-// envelopeKeys), every other byte as sent when there is none.
+// envelopeKeys), every other byte as sent.
 func withoutEnvelope(params json.RawMessage) json.RawMessage {
 	if !bytes.Contains(params, []byte("io.modelcontextprotocol/")) {
 		return params
@@ -226,25 +225,13 @@ func withoutEnvelope(params json.RawMessage) json.RawMessage {
 	if err != nil || !ok {
 		return params
 	}
-	// Decoded with the SDK's decoder (a quarter of the cost of
-	// encoding/json's, which checks the whole input first), into the same
-	// map; encoded by encoding/json as before.
-	var meta map[string]json.RawMessage
-	if fastjson.Unmarshal(m, &meta) != nil || meta == nil {
+	// Its members taken out as bytes: the rest of _meta goes on as the
+	// agent wrote it.
+	stripped, err := rawjson.DeleteMembers(m, envelopeKeys()...)
+	if err != nil || len(stripped) == len(m) {
 		return params
 	}
-	n := len(meta)
-	for _, k := range envelopeKeys() {
-		delete(meta, k)
-	}
-	if len(meta) == n {
-		return params
-	}
-	b, err := json.Marshal(meta)
-	if err != nil {
-		return params
-	}
-	out, err := rawjson.SetMember(params, "_meta", b)
+	out, err := rawjson.SetMember(params, "_meta", stripped)
 	if err != nil {
 		return params
 	}

@@ -3,6 +3,7 @@ package rawjson
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -93,6 +94,51 @@ func SetStringBefore(obj json.RawMessage, key, value, before string) (json.RawMe
 		out = append(out, ',')
 	}
 	return append(out, obj[at:]...), nil
+}
+
+// DeleteMembers returns obj, a JSON object, without its top-level members
+// named any of keys (each spelling of a key spelled twice), every other
+// byte kept: the members left keep their order and bytes, and so do the
+// spaces around them. A deleted member goes with the comma before it (the
+// one after it, for the first member). obj itself is returned when it has
+// none of keys.
+//
+// It lets the gateway take members out of an agent's _meta (the 2026
+// envelope) on every request without decoding it into a map and encoding
+// it again, which also sorted its members and rewrote their values. As
+// SetMember, it leaves what its scanner does not take to the Decoder
+// (slowDeleteMembers), whose answer and error are its.
+func DeleteMembers(obj json.RawMessage, keys ...string) (json.RawMessage, error) {
+	var out []byte
+	// prevEnd is where the previous member's value ended (0: none yet);
+	// kept whether out holds a member.
+	prevEnd, kept := 0, false
+	s := memberScan{b: obj}
+	for s.next() {
+		keyStart := s.afterKey - len(s.name) - 2
+		drop := slices.Contains(keys, string(s.name))
+		switch {
+		case out == nil && drop && prevEnd == 0:
+			out = append(make([]byte, 0, len(obj)), obj[:keyStart]...)
+		case out == nil && drop:
+			out = append(make([]byte, 0, len(obj)), obj[:prevEnd]...)
+			kept = true
+		case out != nil && !drop && kept:
+			// With the separator (comma, spaces) obj has before it.
+			out = append(out, obj[prevEnd:s.valEnd]...)
+		case out != nil && !drop:
+			out = append(out, obj[keyStart:s.valEnd]...)
+			kept = true
+		}
+		prevEnd = s.valEnd
+	}
+	if s.failed {
+		return slowDeleteMembers(obj, keys)
+	}
+	if out == nil {
+		return obj, nil
+	}
+	return append(out, obj[prevEnd:]...), nil
 }
 
 // MemberNames returns the names of obj's top-level members, in order.

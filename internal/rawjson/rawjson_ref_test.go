@@ -272,6 +272,56 @@ func checkSetStringBefore(obj []byte, key, value, before string, got []byte, got
 	return nil
 }
 
+// checkDeleteMembers checks got, gotErr = DeleteMembers(obj, keys...)
+// against encoding/json's reading of obj: an error exactly when it reads
+// no object; obj itself when no member is named as keys; else an object
+// that reads back as obj's members without those (names as decoded, every
+// other value's bytes as they were), made of obj's bytes in their order
+// (bytes taken out, none added), from obj's opening brace to the end.
+func checkDeleteMembers(obj []byte, keys []string, got []byte, gotErr error) error {
+	ms, end, ok := decodeMembers(obj)
+	if !ok || gotErr != nil {
+		if ok != (gotErr == nil) {
+			return fmt.Errorf("= %q, %v; encoding/json reads an object: %v", got, gotErr, ok)
+		}
+		return nil
+	}
+	var want []member
+	for _, m := range ms {
+		if !slices.Contains(keys, m.name) {
+			want = append(want, m)
+		}
+	}
+	if len(want) == len(ms) {
+		if !bytes.Equal(got, obj) {
+			return fmt.Errorf("= %q: changed, with none of the keys", got)
+		}
+		return nil
+	}
+	gotMs, _, ok := decodeMembers(got)
+	if !ok {
+		return fmt.Errorf("= %q: encoding/json reads no object", got)
+	}
+	if d := sameMembers(gotMs, want); d != "" {
+		return fmt.Errorf("= %q: %s", got, d)
+	}
+	open := bytes.IndexByte(obj, '{')
+	if !bytes.HasPrefix(got, obj[:open+1]) || !bytes.HasSuffix(got, obj[end-1:]) {
+		return fmt.Errorf("= %q: not from obj's opening brace to its end", got)
+	}
+	i := 0
+	for _, c := range got {
+		for i < len(obj) && obj[i] != c {
+			i++
+		}
+		if i == len(obj) {
+			return fmt.Errorf("= %q: not obj's bytes in their order", got)
+		}
+		i++
+	}
+	return nil
+}
+
 // rawJSONSeeds are objects that are hard to read member by member:
 // whitespace everywhere, duplicate keys, nested values holding braces,
 // quotes and commas in strings, escapes in keys and values, numbers of
@@ -300,10 +350,10 @@ var rawJSONSeeds = []string{
 	`{"name":` + strings.Repeat("[", maxScanDepth+1) + strings.Repeat("]", maxScanDepth+1) + `}`,
 }
 
-// FuzzRawJSON: SetMember, SetString and SetStringBefore make the edit they
-// promise, as encoding/json reads the result, every other byte kept, and
-// fail exactly when encoding/json reads no object (checkSetMember,
-// checkSetStringBefore); MemberNames gives the names encoding/json's
+// FuzzRawJSON: SetMember, SetString, SetStringBefore and DeleteMembers
+// make the edit they promise, as encoding/json reads the result, every
+// other byte kept, and fail exactly when encoding/json reads no object
+// (checkSetMember, checkSetStringBefore, checkDeleteMembers); MemberNames gives the names encoding/json's
 // tokens give; MemberValue reads what json.Unmarshal into a map reads.
 func FuzzRawJSON(f *testing.F) {
 	for _, s := range rawJSONSeeds {
@@ -375,6 +425,17 @@ func FuzzRawJSON(f *testing.F) {
 			}
 			if got, err := SetMember(obj, key, json.RawMessage(value)); err == nil && json.Valid([]byte(value)) && !json.Valid(got) {
 				t.Errorf("SetMember(%q, %q, %q) = %q: not valid JSON", obj, key, value, got)
+			}
+		}
+		// Deleting key, and key with before (a member kept around one
+		// deleted, or both deleted).
+		for _, keys := range [][]string{{key}, {key, before}} {
+			got, gotErr := DeleteMembers(obj, keys...)
+			if err := checkDeleteMembers(obj, keys, got, gotErr); err != nil {
+				t.Errorf("DeleteMembers(%q, %q) %v", obj, keys, err)
+			}
+			if json.Valid(obj) && gotErr == nil && !json.Valid(got) {
+				t.Errorf("DeleteMembers(%q, %q) = %q: not valid JSON", obj, keys, got)
 			}
 		}
 		if got, want := MemberNames(obj), tokenNames(obj); !slices.Equal(got, want) {

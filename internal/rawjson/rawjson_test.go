@@ -24,6 +24,36 @@ func TestSetStringBefore(t *testing.T) {
 	}
 }
 
+// TestDeleteMembers: the members named go, each with one comma, and every
+// other byte stays; an object without them is returned as it is. The
+// slow path (a key written with escapes) gives the same answers.
+func TestDeleteMembers(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`{"a":1,"b":2,"d":3}`, `{"a":1,"d":3}`},
+		{`{"b":2,"a":1}`, `{"a":1}`},
+		{`{"a":1,"b":2}`, `{"a":1}`},
+		{`{ "b" : 2 , "a" : [1, {"b":0}] }`, `{ "a" : [1, {"b":0}] }`},
+		{`{"a":1 , "b":2 }`, `{"a":1 }`},
+		{`{"b":1,"b":2}`, `{}`},
+		{`{"b":1,"c":2,"a":3,"b":4}`, `{"a":3}`},
+		{`{"c":1,"a":2,"b":3,"c":4}`, `{"a":2}`},
+		{`{"a":1}`, `{"a":1}`},
+		{` {"a":"\"b\":1","b":{}} x`, ` {"a":"\"b\":1"} x`},
+		{`{"\u0062":1,"a":2}`, `{"a":2}`},
+		{`{"a":2,"\u0062":1, "c" : 3}`, `{"a":2}`},
+	} {
+		got, err := DeleteMembers([]byte(c.in), "b", "c")
+		if err != nil || string(got) != c.want {
+			t.Errorf("DeleteMembers(%s) = %s, %v; want %s", c.in, got, err, c.want)
+		}
+	}
+	for _, in := range []string{``, `[]`, `{"a":1`, `{"b":}`} {
+		if got, err := DeleteMembers([]byte(in), "b"); err == nil {
+			t.Errorf("DeleteMembers(%s) = %s, no error", in, got)
+		}
+	}
+}
+
 // TestScannersRefuse: each of the scanner's readers answers -1 (not an
 // offset) for what it cannot read, at every place it can tell: an offset
 // would make memberScan go on from the wrong byte.

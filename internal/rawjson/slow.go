@@ -106,3 +106,55 @@ func slowMemberNames(obj json.RawMessage) []string {
 	}
 	return names
 }
+
+// slowDeleteMembers is DeleteMembers through encoding/json's Decoder,
+// which matches the names as decoded.
+func slowDeleteMembers(obj json.RawMessage, keys []string) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, errors.New("not a JSON object")
+	}
+	var out []byte
+	prevEnd, kept := 0, false
+	for dec.More() {
+		from := int(dec.InputOffset())
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		name, _ := tok.(string)
+		// The key's quote: the first byte past the spaces and the comma
+		// that follow the previous value (or the brace).
+		keyStart := from
+		for keyStart < len(obj) && (obj[keyStart] == ',' || obj[keyStart] == ' ' || obj[keyStart] == '\t' ||
+			obj[keyStart] == '\n' || obj[keyStart] == '\r') {
+			keyStart++
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, err
+		}
+		valEnd := int(dec.InputOffset())
+		drop := slices.Contains(keys, name)
+		switch {
+		case out == nil && drop && prevEnd == 0:
+			out = append(make([]byte, 0, len(obj)), obj[:keyStart]...)
+		case out == nil && drop:
+			out = append(make([]byte, 0, len(obj)), obj[:prevEnd]...)
+			kept = true
+		case out != nil && !drop && kept:
+			out = append(out, obj[prevEnd:valEnd]...)
+		case out != nil && !drop:
+			out = append(out, obj[keyStart:valEnd]...)
+			kept = true
+		}
+		prevEnd = valEnd
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, errors.New("not a JSON object")
+	}
+	if out == nil {
+		return obj, nil
+	}
+	return append(out, obj[prevEnd:]...), nil
+}
