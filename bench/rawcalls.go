@@ -25,8 +25,10 @@ import (
 // eras (roots, as the Go SDK client does by default): the 2025 worker on a
 // session of its own (the fast path, on the HTTP lane), the 2026 worker
 // with no session (the revision's headers and _meta on every request).
-// The rows run in turn twice, A B B A, so that a load that drifts during
-// the run weighs on both; each row reports its two runs together.
+// A third row is the 2026 client declaring no capabilities, whose calls
+// need no pending call (aggregate.SendStateless). The rows run in turn
+// twice, A B C C B A, so that a load that drifts during the run weighs on
+// each; each row reports its two runs together.
 
 // rawCaps is what the raw clients declare: the Go SDK client's defaults.
 const rawCaps = `{"roots":{"listChanged":true}}`
@@ -66,20 +68,25 @@ func (b *bench) rawEraRuns(ctx context.Context, bx *box) error {
 			return err
 		}
 		sessions = append(sessions, s)
-		legacy.workers = append(legacy.workers, rawEchoCall(s, &seq, ""))
+		legacy.workers = append(legacy.workers, rawEchoCall(s, &seq, "", ""))
 	}
 	stateless := &rawEraRow{name: "2026 era, stateless"}
+	bare := &rawEraRow{name: "2026 era, stateless, client that declares no capabilities"}
 	for range sdkPathSessions {
 		s := &rawSession{url: "http://" + bx.addr + "/mcp", token: bx.token, protocol: statelessProtocol, hc: hc,
 			header: http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {directEchoTool}}}
-		stateless.workers = append(stateless.workers, rawEchoCall(s, &seq, statelessProtocol))
+		stateless.workers = append(stateless.workers, rawEchoCall(s, &seq, statelessProtocol, rawCaps))
+		bare.workers = append(bare.workers, rawEchoCall(s, &seq, statelessProtocol, `{}`))
 	}
-	for _, row := range []*rawEraRow{legacy, stateless} {
+	rows := []*rawEraRow{legacy, stateless, bare}
+	for _, row := range rows {
 		if _, err := drive(ctx, row.workers, 0, warmupCalls); err != nil {
 			return fmt.Errorf("raw HTTP client, %s: warm-up: %w", row.name, err)
 		}
 	}
-	for _, row := range []*rawEraRow{legacy, stateless, stateless, legacy} {
+	back := slices.Clone(rows)
+	slices.Reverse(back)
+	for _, row := range append(slices.Clone(rows), back...) {
 		b.logf("gateway, raw HTTP client, %d workers, %s, %s", sdkPathSessions, row.name, b.opt.duration)
 		gw0, err := cpuTime(bx.gwPID)
 		if err != nil {
@@ -101,7 +108,7 @@ func (b *bench) rawEraRuns(ctx context.Context, bx *box) error {
 		row.client += c1 - c0
 		row.lats = append(row.lats, s.lat...)
 	}
-	for _, row := range []*rawEraRow{legacy, stateless} {
+	for _, row := range rows {
 		s := stats{calls: row.calls, elapsed: row.elapsed, lat: row.lats}
 		slices.Sort(s.lat)
 		cpu := perCall(row.gw, row.calls)
@@ -114,11 +121,11 @@ func (b *bench) rawEraRuns(ctx context.Context, bx *box) error {
 
 // rawEchoCall calls the fixture's echo tool on s and checks the answer: a
 // 2025-era request on s's session when version is "", else a 2026-era
-// request of that version, with its _meta.
-func rawEchoCall(s *rawSession, seq *atomic.Int64, version string) call {
+// request of that version, with its _meta declaring caps.
+func rawEchoCall(s *rawSession, seq *atomic.Int64, version, caps string) call {
 	meta := ""
 	if version != "" {
-		meta = fmt.Sprintf(`,"_meta":{"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientCapabilities":%s,"io.modelcontextprotocol/clientInfo":{"name":"bench-raw","version":"1"}}`, version, rawCaps)
+		meta = fmt.Sprintf(`,"_meta":{"io.modelcontextprotocol/protocolVersion":%q,"io.modelcontextprotocol/clientCapabilities":%s,"io.modelcontextprotocol/clientInfo":{"name":"bench-raw","version":"1"}}`, version, caps)
 	}
 	return func(ctx context.Context) error {
 		id := seq.Add(1)

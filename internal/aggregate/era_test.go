@@ -116,3 +116,30 @@ func canon(t *testing.T, b []byte) string {
 	out, _ := json.Marshal(v)
 	return string(out)
 }
+
+// TestMayBeAsked: a 2026-era call runs as a pending call exactly when its
+// agent declared something a 2025-era server's request could reach it
+// with: sampling, elicitation (either mode) or roots.
+func TestMayBeAsked(t *testing.T) {
+	for _, c := range []struct {
+		meta string
+		want bool
+	}{
+		{`{}`, false},
+		{`{"experimental":{"x":{}},"extensions":{"e":{}}}`, false},
+		{`{"roots":{}}`, true},
+		{`{"roots":{"listChanged":true}}`, true},
+		{`{"sampling":{}}`, true},
+		{`{"elicitation":{}}`, true},
+		{`{"elicitation":{"url":{}}}`, true},
+	} {
+		meta := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + c.meta + `}`
+		agent, ok := envelopeOf(json.RawMessage(meta), statelessRevision)
+		if !ok {
+			t.Fatalf("envelopeOf(%s) declined", meta)
+		}
+		if got := mayBeAsked(agent); got != c.want {
+			t.Errorf("mayBeAsked(%s) = %v, want %v", c.meta, got, c.want)
+		}
+	}
+}

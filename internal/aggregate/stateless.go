@@ -186,6 +186,9 @@ func statelessAgentOf(ctx context.Context) *mcp.InitializeParams {
 // the params cannot be rewritten for the server.
 func (g *Gateway) SendStateless(ctx context.Context, s *StatelessCall, notify Notify) (json.RawMessage, error) {
 	ctx = context.WithValue(ctx, statelessAgentKey{}, s.agent)
+	if !mayBeAsked(s.agent) {
+		return g.sendDirect(ctx, s, notify)
+	}
 	res, err := g.pending.start(ctx, func(ctx context.Context) (mcp.Result, error) {
 		b, err := g.Send(ctx, nil, &s.f, notify, nil)
 		if err != nil {
@@ -199,6 +202,35 @@ func (g *Gateway) SendStateless(ctx context.Context, s *StatelessCall, notify No
 	r, ok := res.(*rawResult)
 	if !ok || r == nil {
 		return nil, fmt.Errorf("tools/call: unexpected result %T", res) // cannot happen: both kinds are raw
+	}
+	return g.stampComplete(r.raw), nil
+}
+
+// mayBeAsked reports whether a 2025-era server's request during the call
+// of an agent that declared agent could reach the agent: sampling,
+// elicitation or roots declared. For any other agent the gateway answers
+// such a request itself (caller refuses sampling and elicitation, rootsRaw
+// gives no roots) and never asks, so its call needs no pending call.
+func mayBeAsked(agent *mcp.InitializeParams) bool {
+	c := agent.Capabilities
+	return c == nil || c.Sampling != nil || c.Elicitation != nil || c.RootsV2 != nil
+}
+
+// sendDirect is SendStateless for an agent that cannot be asked anything:
+// the call on the request's own goroutine, without the pending call's
+// goroutine and wake-ups, ended after pendingTTL as a pending call is, and
+// when the agent goes away (a pending call that never waited for input is
+// cancelled then too).
+func (g *Gateway) sendDirect(ctx context.Context, s *StatelessCall, notify Notify) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, pendingTTL)
+	defer cancel()
+	b, err := g.Send(ctx, nil, &s.f, notify, nil)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := typedInputRequired(&rawResult{raw: b}).(*rawResult)
+	if !ok || r == nil {
+		return nil, fmt.Errorf("tools/call: unexpected result") // cannot happen: it is raw
 	}
 	return g.stampComplete(r.raw), nil
 }
