@@ -111,3 +111,33 @@ func BenchmarkForwardPromptsGet(b *testing.B) {
 func BenchmarkForwardResourcesRead(b *testing.B) {
 	benchForward(b, "resources/read", `{"uri":"fx://doc"}`)
 }
+
+// benchStateless routes and sends one 2026-era tools/call per iteration,
+// as the endpoint's fast path does, its _meta declaring caps: the
+// gateway's own cost next to BenchmarkForwardToolsCall's (a 2025 session's
+// call).
+func benchStateless(b *testing.B, caps string) {
+	g, _ := memGateway(b)
+	ctx := context.Background()
+	p := json.RawMessage(`{"name":"echo","arguments":{"text":"hello"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":{"name":"agent","version":"1"}}}`)
+	notify := func(string, json.RawMessage) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		s, ok := g.RouteStateless(p, statelessRevision, "echo", true)
+		if !ok {
+			b.Fatal("RouteStateless declined")
+		}
+		if _, err := g.SendStateless(ctx, &s, notify); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkForwardStateless: an agent that declares roots (the Go SDK
+// client's default: its call is a pending call) and one that declares
+// nothing (its call is sent directly).
+func BenchmarkForwardStateless(b *testing.B) {
+	b.Run("roots", func(b *testing.B) { benchStateless(b, `{"roots":{"listChanged":true}}`) })
+	b.Run("none", func(b *testing.B) { benchStateless(b, `{}`) })
+}
