@@ -1,5 +1,5 @@
-// Package rawjson edits JSON objects as bytes: it replaces or adds one
-// top-level member and leaves every other byte as it was.
+// Package rawjson edits JSON objects as bytes: it replaces, adds or
+// deletes top-level members and leaves every other byte as it was.
 //
 // The gateway relays what servers and agents send as the bytes they sent.
 // Decoding into Go types and encoding again would drop members the types
@@ -12,6 +12,7 @@
 //	params, err := rawjson.SetString(params, "name", routed)
 //	meta, err := rawjson.SetString(meta, "progressToken", mine)
 //	params, err = rawjson.SetMember(params, "_meta", meta)
+//	meta, err = rawjson.DeleteMembers(meta, "io.modelcontextprotocol/clientInfo")
 //
 // These run on every forwarded request that needs a rewrite, so they read
 // the object with a scanner of their own (scan.go) instead of
