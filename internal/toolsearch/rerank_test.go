@@ -64,6 +64,7 @@ func TestLeadSentence(t *testing.T) {
 	for in, want := range map[string]string{
 		"Read a file. Use it for config.yaml and more.": "Read a file",
 		"Scrape a page\nExamples: ...":                  "Scrape a page",
+		"Read a file.\nThen more.":                      "Read a file",
 		"Version 1.2 of the API":                        "Version 1.2 of the API",
 		"  ":                                            "",
 	} {

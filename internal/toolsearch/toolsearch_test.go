@@ -105,6 +105,12 @@ func TestStemJoinsForms(t *testing.T) {
 		{"delete", "deleted", "deleting"},
 		{"search", "searches", "searching"},
 		{"add", "added", "adding"},
+		// Stems of three letters once a suffix is gone keep their e
+		// and y, as the words of three letters they come from do.
+		{"use", "uses"},
+		{"key", "keys"},
+		// z is a letter like any other.
+		{"zone", "zones"},
 	}
 	for _, g := range groups {
 		for _, w := range g[1:] {
@@ -115,6 +121,22 @@ func TestStemJoinsForms(t *testing.T) {
 	}
 	if stem("pass") == stem("pa") || stem("status") != "status" || stem("news") == stem("new") {
 		t.Errorf("stem over-strips: pass %q, status %q, news %q", stem("pass"), stem("status"), stem("news"))
+	}
+	// Words of three letters or fewer, and words that are not plain
+	// ASCII letters (digits, accents), are left as they are: "dns" is
+	// not a plural, "mp3s" and "niños" are not English.
+	for _, w := range []string{"dns", "aws", "mp3s", "niños"} {
+		if got := stem(w); got != w {
+			t.Errorf("stem(%q) = %q, want it unchanged", w, got)
+		}
+	}
+}
+
+// A lone letter is dropped ("what's" leaves an s), a lone digit is not
+// ("page 2").
+func TestTermsKeepLoneDigits(t *testing.T) {
+	if got := strings.Join(terms("x 0 9 z"), " "); got != "0 9" {
+		t.Errorf("terms(\"x 0 9 z\") = %q, want \"0 9\"", got)
 	}
 }
 
@@ -198,6 +220,7 @@ func TestParseSearchArgs(t *testing.T) {
 		`{"query":"x"}`:                         {Query: "x", Limit: DefaultLimit},
 		`{"query":"x","limit":3,"server":"gh"}`: {Query: "x", Limit: 3, Server: "gh"},
 		`{"query":"x","limit":500}`:             {Query: "x", Limit: MaxLimit},
+		`{"query":"x","limit":1}`:               {Query: "x", Limit: 1},
 	} {
 		got, err := ParseSearchArgs(json.RawMessage(in))
 		if err != nil || got != want {
@@ -216,9 +239,11 @@ func TestParseCallArgs(t *testing.T) {
 	if err != nil || got.Name != "echo" || string(got.Arguments) != `{"text":"hi"}` {
 		t.Errorf("ParseCallArgs = %+v, %v", got, err)
 	}
-	got, err = ParseCallArgs(json.RawMessage(`{"name":"echo","arguments":null}`))
-	if err != nil || got.Arguments != nil {
-		t.Errorf("null arguments: %+v, %v", got, err)
+	for _, in := range []string{`{"name":"echo","arguments":null}`, `{"name":"echo"}`} {
+		got, err = ParseCallArgs(json.RawMessage(in))
+		if err != nil || got.Arguments != nil {
+			t.Errorf("ParseCallArgs(%s) = %+v, %v; want no arguments", in, got, err)
+		}
 	}
 	for _, in := range []string{`{}`, `{"name":""}`, `{"name":"x","arguments":[1]}`, `"x"`} {
 		if _, err := ParseCallArgs(json.RawMessage(in)); err == nil {
@@ -263,12 +288,27 @@ func TestSearchResultShape(t *testing.T) {
 	if len(r.Structured.Tools) != 2 || r.Structured.Tools[0]["name"] != "echo" || r.Structured.Tools[1]["inputSchema"] == nil {
 		t.Errorf("structuredContent: %+v", r.Structured)
 	}
-	if !strings.Contains(r.Content[0].Text, "1. echo (server s): Echo.") || strings.Contains(r.Content[0].Text, "More.") {
+	if !strings.Contains(r.Content[0].Text, "\n1. echo (server s): Echo.\n2. x (server t)\n") || strings.Contains(r.Content[0].Text, "More.") {
 		t.Errorf("text: %q", r.Content[0].Text)
 	}
 	b, _ = SearchResult("q", nil)
 	if !strings.Contains(string(b), `"tools":[]`) {
 		t.Errorf("no hits: %s", b)
+	}
+}
+
+// A description's first line is cut past 160 bytes, not at 160, and
+// never inside a UTF-8 sequence.
+func TestFirstLine(t *testing.T) {
+	at := strings.Repeat("a", 160)
+	if got := firstLine(at); got != at {
+		t.Errorf("firstLine of 160 bytes = %d bytes, want it whole", len(got))
+	}
+	if got := firstLine(at + "b"); got != at[:157]+"..." {
+		t.Errorf("firstLine of 161 bytes = %q", got)
+	}
+	if got := firstLine(strings.Repeat("a", 156) + "é" + at); got != strings.Repeat("a", 156)+"..." {
+		t.Errorf("firstLine cut inside é: %q", got)
 	}
 }
 
@@ -319,5 +359,21 @@ func BenchmarkSearch3000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		ix.Search("find the comments of an issue and reply", DefaultLimit, nil)
+	}
+}
+
+// A gateway tool's error is a tool result the model reads: isError, the
+// message as its text, quotes and all.
+func TestErrorResult(t *testing.T) {
+	var r struct {
+		Content []struct{ Type, Text string } `json:"content"`
+		IsError bool                          `json:"isError"`
+	}
+	msg := `invalid arguments: "limit" must be an integer`
+	if err := json.Unmarshal(ErrorResult(fmt.Errorf("%s", msg)), &r); err != nil {
+		t.Fatal(err)
+	}
+	if !r.IsError || len(r.Content) != 1 || r.Content[0].Type != "text" || r.Content[0].Text != msg {
+		t.Errorf("ErrorResult = %+v", r)
 	}
 }
