@@ -310,6 +310,11 @@ func TestFirstLine(t *testing.T) {
 	if got := firstLine(strings.Repeat("a", 156) + "é" + at); got != strings.Repeat("a", 156)+"..." {
 		t.Errorf("firstLine cut inside é: %q", got)
 	}
+	// Bytes that are not UTF-8 (a server's description is any string)
+	// are cut, not walked past the start.
+	if got := firstLine(strings.Repeat("\x80", 200)); got != "..." {
+		t.Errorf("firstLine of continuation bytes = %q", got)
+	}
 }
 
 func TestParamsOf(t *testing.T) {
