@@ -141,13 +141,16 @@ catalog-smoke: ## start every npm catalog entry through the gateway (not in make
 # makes a wait endless); gremlins has no fixed timeout. go run fetches the
 # pinned version through the module proxy on first use.
 GREMLINS ?= github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
-PKG ?= internal/redact internal/jsonlimit internal/auth internal/intercept internal/catalog
+PKG ?= internal/redact internal/jsonlimit internal/auth internal/toolsearch internal/intercept internal/catalog
 MUTATE_WORKERS ?= 1
 MUTATE_TIMEOUT_COEF ?= 10
 # GOFLAGS=-count=1: a cached test result would make gremlins' coverage run
 # look instant, and every mutant then times out (counted as killed).
 # MUTATE_FLAGS: more gremlins flags, e.g. a file group of a big package:
 # MUTATE_FLAGS="-E '(^|/)(tools|tasks)\.go$$'" leaves those files unmutated.
+# MUTATE_FLAGS="--output-statuses kltcv" prints every mutant as it ends (by
+# default only the lived and timed-out ones), so that a run stopped early
+# still tells how many were killed.
 MUTATE_FLAGS ?=
 .PHONY: mutate
 mutate: ## mutation testing with gremlins, PKG=... per package (slow; docs/mutation.md)
