@@ -24,6 +24,9 @@ func TestPrometheusTextExact(t *testing.T) {
 		{Name: "server.restarts", Unit: "{restart}", Data: metricdata.Sum[int64]{IsMonotonic: true,
 			DataPoints: []metricdata.DataPoint[int64]{{Attributes: attribute.NewSet(attribute.String("s", "x")), Value: 2}}}},
 		{Name: "in-flight", Data: metricdata.Sum[int64]{DataPoints: []metricdata.DataPoint[int64]{{Value: -1}}}},
+		// Every bound of the allowed ranges: kept as they are.
+		{Name: "m09azAZ:_", Data: metricdata.Gauge[int64]{DataPoints: []metricdata.DataPoint[int64]{{
+			Attributes: attribute.NewSet(attribute.String("k09azAZ_", "v")), Value: 1}}}},
 		{Name: "9size:all", Unit: "By", Data: metricdata.Gauge[int64]{DataPoints: []metricdata.DataPoint[int64]{{Value: 7}}}},
 		{Name: "neg", Data: metricdata.Histogram[float64]{DataPoints: []metricdata.HistogramDataPoint[float64]{{
 			Bounds: []float64{-1}, BucketCounts: []uint64{0, 1}, Count: 1, Sum: math.Inf(-1)}}}},
@@ -43,6 +46,9 @@ server_restarts_total{s="x"} 2
 # HELP in_flight 
 # TYPE in_flight gauge
 in_flight -1
+# HELP m09azAZ:_ 
+# TYPE m09azAZ:_ gauge
+m09azAZ:_{k09azAZ_="v"} 1
 # HELP _size:all_bytes 
 # TYPE _size:all_bytes gauge
 _size:all_bytes 7
