@@ -143,7 +143,7 @@ func TestEncodeSpans(t *testing.T) {
 			InstrumentationScope: scope1},
 	}
 	var got tracepb.TracesData
-	if err := proto.Unmarshal(encodeSpans(stubs.Snapshots()), &got); err != nil {
+	if err := proto.Unmarshal(encodeSpans(nil, stubs.Snapshots()), &got); err != nil {
 		t.Fatal(err)
 	}
 	ids := func(c trace.SpanContext) ([]byte, []byte) {
