@@ -71,21 +71,24 @@ func signalConfig(env func(string) string, signal, path string) (*otlpHTTP, erro
 	default:
 		return nil, fmt.Errorf("%w: %s=%q: this gateway exports otlp or none", ErrConfig, exporterVar, exp)
 	}
-	endpoint := strings.TrimSpace(env("OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"))
+	endpointVar := "OTEL_EXPORTER_OTLP_" + signal + "_ENDPOINT"
+	endpoint := strings.TrimSpace(env(endpointVar))
 	if endpoint == "" {
-		base := strings.TrimSpace(env("OTEL_EXPORTER_OTLP_ENDPOINT"))
+		endpointVar = "OTEL_EXPORTER_OTLP_ENDPOINT"
+		base := strings.TrimSpace(env(endpointVar))
 		if base == "" {
 			return nil, nil
 		}
 		endpoint = strings.TrimSuffix(base, "/") + path
 	}
 	u, err := url.Parse(endpoint)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		shown := endpoint
-		if u != nil {
-			shown = u.Redacted()
-		}
-		return nil, fmt.Errorf("%w: OTLP endpoint %q: want an http:// or https:// URL", ErrConfig, shown)
+	if err != nil {
+		// Neither the value nor url's error (which quotes it) is shown: a
+		// URL that does not parse cannot have its password masked.
+		return nil, fmt.Errorf("%w: %s does not parse as a URL: want http(s)://host:port", ErrConfig, endpointVar)
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("%w: OTLP endpoint %q: want an http:// or https:// URL", ErrConfig, u.Redacted())
 	}
 	if proto, name := get("PROTOCOL"); proto != "" && proto != "http/protobuf" {
 		return nil, fmt.Errorf("%w: %s=%q is not supported: this gateway exports OTLP over HTTP as protobuf "+

@@ -77,6 +77,9 @@ func TestConfigRefusals(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": base, "OTEL_EXPORTER_OTLP_HEADERS": " =v"}, "key=value"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "ftp://user:pw-s3cret@host:21"}, "ftp://user:xxxxx@host:21"},
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http:///x"}, "want an http:// or https:// URL"},
+		// A URL that does not parse cannot be masked: it is not shown.
+		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://user:pw-s3cret@[::1%zz]:4318"}, "OTEL_EXPORTER_OTLP_ENDPOINT does not parse"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://user:pw-s3cret@host:43 18"}, "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT does not parse"},
 	} {
 		_, err := configFromEnv(envMap(c.env))
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), c.want) {
