@@ -38,6 +38,8 @@ import (
 //     on the shared session, a 2026 server a subscriptions/listen of its own
 //     (the SDK's ClientSession.Subscribe); the URIs the gateway could not
 //     route or subscribe are left out of the acknowledgement;
+//   - task ids (the tasks extension's taskIds): the status of those tasks
+//     as notifications/tasks (taskpush.go);
 //   - when the stream closes, the URIs held only for it are released at
 //     their servers, with a context of their own.
 //
@@ -57,6 +59,9 @@ type listener struct {
 	id json.RawMessage // the listen request's JSON-RPC id: the subscriptionId
 	// The list changes it asked for that the gateway honours.
 	tools, prompts, resources bool
+	// taskIDs are the tasks whose status it listens to (taskpush.go), set
+	// before the stream is added.
+	taskIDs []string
 	// notify sends a notification on the stream (the listen request's own,
 	// over HTTP; the connection, over stdio).
 	notify func(method string, params json.RawMessage) error
@@ -204,6 +209,11 @@ func (g *Gateway) listen(ctx context.Context, req mcp.Request, next mcp.MethodHa
 		return nil, invalidParams("subscriptions/listen: missing required 'notifications'")
 	}
 	want := r.Params.Notifications
+	// The tasks extension's filter member, which the SDK's params lack.
+	tasks := listenTaskIDs(rawParams(req))
+	if len(tasks) > 0 && !requestDeclaresTasks(req) {
+		return nil, missingTasksCapability()
+	}
 	l := &listener{id: id, notify: func(method string, params json.RawMessage) error {
 		// The handler's context: over HTTP the SDK writes what is sent
 		// with it on the listen request's stream.
@@ -216,6 +226,7 @@ func (g *Gateway) listen(ctx context.Context, req mcp.Request, next mcp.MethodHa
 		ResourcesListChanged: want.ResourcesListChanged && kinds.resources,
 	}
 	l.tools, l.prompts, l.resources = honoured.ToolsListChanged, honoured.PromptsListChanged, honoured.ResourcesListChanged
+	l.taskIDs = g.pushableTaskIDs(tasks)
 	g.listens.add(l)
 	defer g.listens.remove(l) // after the release below: l holds its URIs until then
 	var held []string
@@ -244,10 +255,14 @@ func (g *Gateway) listen(ctx context.Context, req mcp.Request, next mcp.MethodHa
 		}
 	}()
 
+	type acknowledged struct {
+		mcp.NotificationSubscriptions
+		TaskIDs []string `json:"taskIds,omitempty"` // the tasks extension's
+	}
 	ack, err := json.Marshal(struct {
-		Meta          map[string]json.RawMessage    `json:"_meta"`
-		Notifications mcp.NotificationSubscriptions `json:"notifications"`
-	}{map[string]json.RawMessage{subscriptionIDKey: id}, honoured})
+		Meta          map[string]json.RawMessage `json:"_meta"`
+		Notifications acknowledged               `json:"notifications"`
+	}{map[string]json.RawMessage{subscriptionIDKey: id}, acknowledged{honoured, l.taskIDs}})
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +273,7 @@ func (g *Gateway) listen(ctx context.Context, req mcp.Request, next mcp.MethodHa
 	if err != nil {
 		return nil, errors.Join(errors.New("subscriptions/listen: sending the acknowledgement"), err)
 	}
-	if len(held) > 0 || l.tools || l.prompts || l.resources {
+	if len(held) > 0 || l.tools || l.prompts || l.resources || len(l.taskIDs) > 0 {
 		select {
 		case <-ctx.Done():
 		case <-l.ended:

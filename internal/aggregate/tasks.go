@@ -346,7 +346,9 @@ func mergeObjects(a, b json.RawMessage) json.RawMessage {
 // session that owns the task, with the task's exported id. A status for a
 // task the gateway does not know is held while a task-augmented call to
 // that server is in flight (the task it makes may be this one, its answer
-// still on the way; see callTask), and dropped otherwise: it is no agent's.
+// still on the way; see callTask); otherwise it may be the status of a
+// 2026-era agent's task, pushed to the listen streams that listen to it
+// (taskpush.go), and is dropped when none does.
 func (g *Gateway) relayTaskStatus(server string, params json.RawMessage) {
 	taskID := taskIDOf(params)
 	if taskID == "" {
@@ -355,6 +357,7 @@ func (g *Gateway) relayTaskStatus(server string, params json.RawMessage) {
 	r, ok := g.tasks.Exported(server, taskID)
 	if !ok {
 		g.tasks.Hold(server, taskID, params)
+		g.pushTaskStatus(server, taskID, params) // a 2026-era agent's task (taskpush.go)
 		return
 	}
 	g.statusDown(r.Session, r.ID, params)

@@ -28,8 +28,14 @@ type listenStream struct {
 // reads the stream's messages until it ends.
 func openListen(t *testing.T, url, token, id, filter string) *listenStream {
 	t.Helper()
+	return openListenWith(t, url, token, id, envelope(aggregate.StatelessRevision), filter)
+}
+
+// openListenWith is openListen with the request's _meta member (meta).
+func openListenWith(t *testing.T, url, token, id, meta, filter string) *listenStream {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{` + envelope(aggregate.StatelessRevision) + `,"notifications":` + filter + `}}`
+	body := `{"jsonrpc":"2.0","id":` + id + `,"method":"subscriptions/listen","params":{` + meta + `,"notifications":` + filter + `}}`
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -201,3 +201,98 @@ func TestTasksExtensionNotOffered(t *testing.T) {
 		t.Errorf("discover capabilities = %s, want no tasks extension", disc["capabilities"])
 	}
 }
+
+// TestTaskStatusPushedOnListen: a 2026-era agent that declared the tasks
+// extension listens to its task's status (subscriptions/listen with
+// taskIds, over real HTTP) while a real stdio fixture runs the task as a
+// 2025-era task. The acknowledgement names the task's id and leaves out a
+// forged one; when the server announces the task completed, the stream
+// gets notifications/tasks with the gateway's id, the status, and the
+// result inlined (tasks/result behind it), with the listen's
+// subscriptionId. A second stream hears only of its own task, a cancelled
+// one (a status that is not terminal goes as the server sent it). An agent
+// that did not declare the extension gets -32021 for a listen with taskIds.
+func TestTaskStatusPushedOnListen(t *testing.T) {
+	url, token, _ := inProcessGatewayOf(t, testSettings(t, 0), io.Discard, fixtureSpec("a", fixture.Options{Name: "a", Tasks: true, Tools: []string{"echo"}}))
+	agent := &tasksAgent{t: t, url: url, token: token, declares: true}
+
+	// A second stream listens to a task that works until it is cancelled:
+	// it hears of that task alone.
+	long := str(agent.ok("tools/call", fixture.TaskTool, `"name":"`+fixture.TaskTool+`","arguments":{"ms":600000}`), "taskId")
+	l2 := openListenWith(t, url, token, `"T2"`, agent.meta(), `{"taskIds":["`+long+`"]}`)
+	if m := l2.next(t, "the acknowledgement"); !strings.Contains(string(m["params"]), long) {
+		t.Fatalf("acknowledgement %s, want taskIds [%s]", m["params"], long)
+	}
+
+	// The listen must be open before the task ends: when a tasks/get after
+	// the acknowledgement finds the task over already, the test starts
+	// again with a task that works longer (the server's clock alone ends a
+	// task; the test decides on what it observes).
+	var id, args string
+	var l *listenStream
+	for ms := 300; ; ms *= 4 {
+		if ms > 300*4*4*4 {
+			t.Fatal("every task was over before the listen was acknowledged")
+		}
+		args = `{"n":9,"ms":` + jsonNumber(ms) + `}`
+		created := agent.ok("tools/call", fixture.TaskTool, `"name":"`+fixture.TaskTool+`","arguments":`+args)
+		id = str(created, "taskId")
+		forged := id[:len(id)-2] + "AA"
+		if forged == id {
+			forged = id[:len(id)-2] + "BB"
+		}
+		l = openListenWith(t, url, token, `"T1"`, agent.meta(), `{"taskIds":["`+id+`","`+forged+`","`+id+`"]}`)
+		ack := l.next(t, "the acknowledgement")
+		var params struct {
+			Notifications struct {
+				TaskIDs []string `json:"taskIds"`
+			} `json:"notifications"`
+		}
+		if string(ack["method"]) != `"notifications/subscriptions/acknowledged"` || json.Unmarshal(ack["params"], &params) != nil ||
+			len(params.Notifications.TaskIDs) != 1 || params.Notifications.TaskIDs[0] != id {
+			t.Fatalf("acknowledgement %s %s; want taskIds [%s] alone", ack["method"], ack["params"], id)
+		}
+		if str(agent.ok("tasks/get", id, `"taskId":"`+id+`"`), "status") == "working" {
+			break
+		}
+		l.close()
+	}
+
+	m := l.next(t, "notifications/tasks")
+	var task map[string]json.RawMessage
+	if string(m["method"]) != `"notifications/tasks"` || json.Unmarshal(m["params"], &task) != nil {
+		t.Fatalf("got %s %s; want notifications/tasks", m["method"], m["params"])
+	}
+	if str(task, "taskId") != id || str(task, "status") != "completed" || task["resultType"] != nil ||
+		str(task, "createdAt") == "" || str(task, "lastUpdatedAt") == "" || string(task["ttlMs"]) != "60000" {
+		t.Errorf("notifications/tasks params = %s; want the completed task under the gateway's id", m["params"])
+	}
+	if r := string(task["result"]); !strings.Contains(r, `task result of a: `+strings.ReplaceAll(args, `"`, `\"`)) || strings.Contains(r, "related-task") {
+		t.Errorf("inlined result = %s, want the tool's result", r)
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(task["_meta"], &meta) != nil || string(meta["io.modelcontextprotocol/subscriptionId"]) != `"T1"` {
+		t.Errorf("notifications/tasks _meta = %s, want the listen's subscriptionId", task["_meta"])
+	}
+
+	// A status that is not terminal goes as the server sent it, the
+	// first on the second stream (task 1's completion did not reach it).
+	agent.ok("tasks/cancel", long, `"taskId":"`+long+`"`)
+	m = l2.next(t, "notifications/tasks of the cancelled task")
+	task = nil
+	if string(m["method"]) != `"notifications/tasks"` || json.Unmarshal(m["params"], &task) != nil ||
+		str(task, "taskId") != long || str(task, "status") != "cancelled" || task["result"] != nil {
+		t.Errorf("second stream got %s %s; want notifications/tasks of %s, cancelled", m["method"], m["params"], long)
+	}
+
+	plain := &tasksAgent{t: t, url: url, token: token}
+	body := `{"jsonrpc":"2.0","id":5,"method":"subscriptions/listen","params":{` + plain.meta() + `,"notifications":{"taskIds":["gwt1.unknown"]}}}` // no stream to hang on when the check is gone
+	_, msg := statelessPost(t, url, token, body, map[string]string{"Mcp-Protocol-Version": aggregate.StatelessRevision, "Mcp-Method": "subscriptions/listen"})
+	var e struct {
+		Code int64           `json:"code"`
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(msg["error"], &e) != nil || e.Code != -32021 || !strings.Contains(string(e.Data), "io.modelcontextprotocol/tasks") {
+		t.Errorf("listen with taskIds without the extension: %s, want -32021 naming it", msg)
+	}
+}
