@@ -23,7 +23,8 @@ import (
 // to a 2026-era agent (a connection opened by server/discover) in front of
 // a 2025-era task server (the stdio fixture): discover offers it, the call
 // of the task tool answers a handle with the gateway's id, tasks/get polls
-// it to its inlined result, and tasks/cancel ends a long one. The 2026
+// it to its inlined result, and tasks/cancel ends a long one, whose
+// status a listen on the connection (taskIds) gets as notifications/tasks. The 2026
 // tasks/* must reach the extension's handlers, not the 2025 era's raw task
 // path, which knows none of the gateway's 2026 ids.
 func TestStdioTasksExtension(t *testing.T) {
@@ -36,6 +37,7 @@ func TestStdioTasksExtension(t *testing.T) {
 	lines := bufio.NewReader(p.out)
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"}}`
 	n := 0
+	var notes []string // the lines call passed over
 	call := func(method, members string) map[string]json.RawMessage {
 		t.Helper()
 		n++
@@ -56,7 +58,8 @@ func TestStdioTasksExtension(t *testing.T) {
 				Error  json.RawMessage            `json:"error"`
 			}
 			if json.Unmarshal([]byte(line), &msg) != nil || string(msg.ID) != fmt.Sprint(n) {
-				continue // a notification
+				notes = append(notes, line) // a notification, or the listen's answer
+				continue
 			}
 			if msg.Error != nil {
 				t.Fatalf("%s: %s", method, msg.Error)
@@ -94,11 +97,53 @@ func TestStdioTasksExtension(t *testing.T) {
 		t.Errorf("tasks/get at the end = %v", done)
 	}
 	long := str(call("tools/call", `"name":"task_echo","arguments":{"ms":600000}`), "taskId")
+	// A listen on the connection with the long task's id: its status
+	// comes as notifications/tasks, told apart by the subscriptionId.
+	if _, err := io.WriteString(p.in, `{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"notifications":{"taskIds":["`+long+`"]},`+meta+`}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	note := func(what string) string {
+		t.Helper()
+		got := make(chan string, 1)
+		go func() {
+			for {
+				for i, l := range notes {
+					if strings.Contains(l, what) {
+						notes = append(notes[:i:i], notes[i+1:]...)
+						got <- l
+						return
+					}
+				}
+				line, err := lines.ReadString('\n')
+				if err != nil {
+					close(got)
+					return
+				}
+				notes = append(notes, line)
+			}
+		}()
+		select {
+		case l, ok := <-got:
+			if !ok {
+				t.Fatalf("the connection ended; want %s; stderr:\n%s", what, p.stderr)
+			}
+			return l
+		case <-time.After(30 * time.Second):
+			t.Fatalf("no %s within 30 s", what)
+		}
+		return ""
+	}
+	if ack := note(`"notifications/subscriptions/acknowledged"`); !strings.Contains(ack, `"taskIds":["`+long+`"]`) || !strings.Contains(ack, `subscriptionId":"L"`) {
+		t.Errorf("listen acknowledgement %s, want taskIds [%s] and subscriptionId L", ack, long)
+	}
 	if ack := call("tasks/cancel", `"taskId":"`+long+`"`); str(ack, "resultType") != "complete" || ack["taskId"] != nil {
 		t.Errorf("tasks/cancel = %v, want an empty ack", ack)
 	}
 	if got := poll(long); str(got, "status") != "cancelled" {
 		t.Errorf("after tasks/cancel: %v", got)
+	}
+	if pushed := note(`"notifications/tasks"`); !strings.Contains(pushed, `"taskId":"`+long+`"`) || !strings.Contains(pushed, `"status":"cancelled"`) || !strings.Contains(pushed, `subscriptionId":"L"`) {
+		t.Errorf("notifications/tasks = %s, want the cancelled task on listen L", pushed)
 	}
 }
 
