@@ -225,17 +225,25 @@ func withoutEnvelope(params json.RawMessage) json.RawMessage {
 	if err != nil || !ok {
 		return params
 	}
+	out, _ := withoutEnvelopeIn(params, m)
+	return out
+}
+
+// withoutEnvelopeIn is withoutEnvelope for params whose _meta is meta (as
+// rawjson.MemberValue reads it, or a decoder), read already; it returns
+// _meta as it is in out too.
+func withoutEnvelopeIn(params, meta json.RawMessage) (out, outMeta json.RawMessage) {
 	// Its members taken out as bytes: the rest of _meta goes on as the
 	// agent wrote it.
-	stripped, err := rawjson.DeleteMembers(m, envelopeKeys()...)
-	if err != nil || len(stripped) == len(m) {
-		return params
+	stripped, err := rawjson.DeleteMembers(meta, envelopeKeys()...)
+	if err != nil || len(stripped) == len(meta) {
+		return params, meta
 	}
-	out, err := rawjson.SetMember(params, "_meta", stripped)
+	out, err = rawjson.SetMember(params, "_meta", stripped)
 	if err != nil {
-		return params
+		return params, meta
 	}
-	return out
+	return out, stripped
 }
 
 // withoutEnvelopeMeta is withoutEnvelope for decoded _meta: meta itself

@@ -119,9 +119,12 @@ func canon(t *testing.T, b []byte) string {
 
 // TestMayBeAsked: a 2026-era call runs as a pending call exactly when its
 // agent declared something a 2025-era server's request could reach it
-// with: sampling, elicitation (either mode) or roots.
+// with: sampling, elicitation (either mode) or roots. The envelopes are
+// read through one gateway's cache, each twice: a cached agent is the one
+// its own capabilities make.
 func TestMayBeAsked(t *testing.T) {
-	for _, c := range []struct {
+	var sl statelessShared
+	cases := []struct {
 		meta string
 		want bool
 	}{
@@ -132,9 +135,10 @@ func TestMayBeAsked(t *testing.T) {
 		{`{"sampling":{}}`, true},
 		{`{"elicitation":{}}`, true},
 		{`{"elicitation":{"url":{}}}`, true},
-	} {
+	}
+	for _, c := range append(cases, cases...) {
 		meta := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":` + c.meta + `}`
-		agent, ok := envelopeOf(json.RawMessage(meta), statelessRevision)
+		agent, ok := sl.envelopeOf(json.RawMessage(meta), statelessRevision)
 		if !ok {
 			t.Fatalf("envelopeOf(%s) declined", meta)
 		}

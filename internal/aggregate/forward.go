@@ -195,17 +195,25 @@ func (f *Forward) tokenOf(params json.RawMessage) bool {
 // route to a server that takes raw requests. meta, if not nil, is set to
 // _meta as sent (nil when absent).
 func (g *Gateway) routeCall(f *Forward, params json.RawMessage, stream bool, meta *json.RawMessage) bool {
-	var p struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      json.RawMessage `json:"_meta"`
-	}
+	var p callParams
 	if !g.decode(params, &p) {
 		return false
 	}
 	if meta != nil {
 		*meta = p.Meta
 	}
+	return g.routeDecoded(f, params, &p, stream)
+}
+
+// callParams is what routeCall reads of a tools/call's params.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      json.RawMessage `json:"_meta"`
+}
+
+// routeDecoded is routeCall for params already decoded into p.
+func (g *Gateway) routeDecoded(f *Forward, params json.RawMessage, p *callParams, stream bool) bool {
 	if len(p.Meta) > 0 && !bytes.Equal(p.Meta, []byte("null")) {
 		// Read as decoded, not searched: a key may be written with
 		// escapes ("progress\u0054oken"), and the upstream would read it

@@ -68,7 +68,7 @@ type Gateway struct {
 	log      zerolog.Logger
 	pageSize int
 	version  string
-	infoMeta json.RawMessage // the _meta of a 2026-era result: serverInfoMeta
+	sl       statelessShared // stateless.go: what 2026-era calls share
 	audit    func(CallRecord)
 	icpt     *intercept.Engine
 	view     ToolsView            // the default (search.go)
@@ -177,7 +177,7 @@ func New(opts Options) *Gateway {
 		extrasReady:   make(chan struct{}),
 		extrasPending: make(map[string]*pendingExtras),
 	}
-	g.infoMeta = serverInfoMeta(g.serverInfo())
+	g.sl.infoMeta = serverInfoMeta(g.serverInfo())
 	g.server = mcp.NewServer(g.serverInfo(), &mcp.ServerOptions{
 		// Everything on for the SDK's own checks (e.g. which notifications
 		// a new-protocol session may listen to); what clients are told is

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -60,8 +62,8 @@ const statePrefix = "gw1."
 type pendingTable struct {
 	replica string
 	key     []byte
+	seq     atomic.Uint64
 	mu      sync.Mutex
-	seq     uint64
 	byID    map[string]*pendingCall
 }
 
@@ -75,8 +77,8 @@ func newPendingTable() *pendingTable {
 
 // A pendingCall is one upstream call kept for a 2026-era agent.
 type pendingCall struct {
-	id     string
-	mint   func(string) string
+	id     string // set with its first InputRequiredResult (inputRequired)
+	t      *pendingTable
 	cancel context.CancelFunc
 	asks   chan *pendingAsk // the server's requests, as they come
 	done   chan struct{}    // closed when res and err are set
@@ -159,6 +161,9 @@ func typedInputRequired(res mcp.Result) mcp.Result {
 	if !ok || r == nil {
 		return res
 	}
+	if !bytes.Contains(r.raw, []byte("inputRequests")) && !bytes.Contains(r.raw, []byte(`\u`)) {
+		return res // the quick look: no such member (a key with escapes has a \u)
+	}
 	if _, typed, err := rawjson.MemberValue(r.raw, "resultType"); err != nil || typed {
 		return res
 	}
@@ -177,12 +182,9 @@ func typedInputRequired(res mcp.Result) mcp.Result {
 
 // start runs a call as a pending call and answers with its first event.
 func (t *pendingTable) start(ctx context.Context, run func(context.Context) (mcp.Result, error)) (mcp.Result, error) {
-	p := &pendingCall{asks: make(chan *pendingAsk), done: make(chan struct{}), waiting: make(map[string]*pendingAsk), busy: true}
-	t.mu.Lock()
-	t.seq++
-	p.id = strconv.FormatUint(t.seq, 36)
-	t.mu.Unlock()
-	p.mint = t.mint
+	// Nothing of the table's until the call waits for input: most never
+	// do (p.waiting and p.id come with the first request).
+	p := &pendingCall{t: t, asks: make(chan *pendingAsk), done: make(chan struct{}), busy: true}
 	// Detached from the agent's request, which ends with the first
 	// InputRequiredResult; its values (the SDK's request, telemetry) stay.
 	callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pendingTTL)
@@ -295,6 +297,9 @@ func (p *pendingCall) add(a *pendingAsk) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.n++
+	if p.waiting == nil {
+		p.waiting = make(map[string]*pendingAsk)
+	}
 	kind := strings.SplitN(a.method, "/", 2)[0]
 	p.waiting[kind+"-"+strconv.Itoa(p.n)] = a
 }
@@ -310,8 +315,11 @@ func (p *pendingCall) inputRequired() mcp.Result {
 	for k, a := range p.waiting {
 		reqs[k] = inputRequest{Method: a.method, Params: a.params}
 	}
+	if p.id == "" {
+		p.id = strconv.FormatUint(p.t.seq.Add(1), 36)
+	}
 	p.round++
-	p.state = p.mint(p.id + "-" + strconv.Itoa(p.round))
+	p.state = p.t.mint(p.id + "-" + strconv.Itoa(p.round))
 	state := p.state
 	p.mu.Unlock()
 	b, err := json.Marshal(struct {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	fastjson "github.com/segmentio/encoding/json"
@@ -60,50 +62,36 @@ func (s *StatelessCall) MayStream() bool { return s.f.token != nil }
 // checks the others: Mcp-Method, Accept, Host); stream is as for Route. It
 // sends nothing; ok false leaves the request to the SDK path.
 func (g *Gateway) RouteStateless(params json.RawMessage, version, name string, stream bool) (s StatelessCall, ok bool) {
-	if version != statelessRevision || !jsonlimit.DepthWithin(params, jsonlimit.MaxDepth) || retryOrTask(params) {
+	if version != statelessRevision || !jsonlimit.DepthWithin(params, jsonlimit.MaxDepth) {
+		return s, false
+	}
+	// Read once: the call's params, and whether it is a retry or a task,
+	// which the SDK path serves.
+	var p struct {
+		callParams
+		RequestState   json.RawMessage `json:"requestState"`
+		InputResponses json.RawMessage `json:"inputResponses"`
+		Task           json.RawMessage `json:"task"`
+	}
+	if !g.decode(params, &p) || p.RequestState != nil || p.InputResponses != nil || p.Task != nil {
 		return s, false
 	}
 	s.f.method = "tools/call"
-	var meta json.RawMessage
-	if !g.routeCall(&s.f, params, stream, &meta) || s.f.name != name || g.mayRunAsTask(s.f.tool) {
+	if !g.routeDecoded(&s.f, params, &p.callParams, stream) || s.f.name != name || g.mayRunAsTask(s.f.tool) {
 		return s, false
 	}
-	if s.agent, ok = envelopeOf(meta, version); !ok {
+	if s.agent, ok = g.sl.envelopeOf(p.Meta, version); !ok {
 		return s, false
 	}
 	// The params as the SDK path forwards them (rawParams): without the
 	// envelope, which a 2025-era server would misread and a 2026-era one
 	// gets from the supervisor as the gateway's. A progress token's _meta
-	// is read again from them, so that mapping the token keeps it out.
-	s.f.params = withoutEnvelope(bytes.TrimSpace(params))
+	// is that _meta, so that mapping the token keeps it out.
+	s.f.params, p.Meta = withoutEnvelopeIn(bytes.TrimSpace(params), p.Meta)
 	if s.f.token != nil {
-		m, found, err := rawjson.MemberValue(s.f.params, "_meta")
-		if err != nil || !found {
-			return s, false
-		}
-		s.f.meta = m
+		s.f.meta = p.Meta
 	}
 	return s, true
-}
-
-// retryOrTask reports whether params hold (or may hold) requestState,
-// inputResponses or task: a retry, or a task, which the SDK path serves.
-// The quick look keeps the decoding off every other call; a key spelled
-// with escapes has a \u.
-func retryOrTask(params json.RawMessage) bool {
-	if !bytes.Contains(params, []byte(`\u`)) && !bytes.Contains(params, []byte(`"requestState"`)) &&
-		!bytes.Contains(params, []byte(`"inputResponses"`)) && !bytes.Contains(params, []byte(`"task"`)) {
-		return false
-	}
-	var p struct {
-		RequestState   json.RawMessage `json:"requestState"`
-		InputResponses json.RawMessage `json:"inputResponses"`
-		Task           json.RawMessage `json:"task"`
-	}
-	if _, err := fastjson.Parse(params, &p, fastjson.DontMatchCaseInsensitiveStructFields); err != nil {
-		return true
-	}
-	return p.RequestState != nil || p.InputResponses != nil || p.Task != nil
 }
 
 // capabilitiesV2 is how a 2026-era request's _meta declares the client's
@@ -113,13 +101,30 @@ type capabilitiesV2 struct {
 	Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 }
 
+// statelessShared is what a gateway's 2026-era calls share: the _meta of
+// their results, and the agents their envelopes declare.
+type statelessShared struct {
+	infoMeta json.RawMessage // the _meta of a 2026-era result: serverInfoMeta
+
+	// agents maps an envelope's capabilities and client info, as bytes,
+	// to what envelopeOf made of them: an agent sends the same ones with
+	// every request, and decoding them is most of reading one. Emptied
+	// when full (any number of agents may come); its values are never
+	// changed, only read (call.initializeParams).
+	mu     sync.Mutex
+	agents map[string]*mcp.InitializeParams
+}
+
+// maxAgents bounds statelessShared.agents.
+const maxAgents = 256
+
 // envelopeOf reads a 2026-era request's _meta as the SDK's
 // validateRequestMeta does, and returns the InitializeParams the SDK would
 // give the request's session; ok is false for anything but the plain case
 // (the protocol version exactly version, capabilities an object and client
 // info absent or an object, each decoding as the SDK decodes it, and no
 // log level), whose answer is the SDK path's to give.
-func envelopeOf(meta json.RawMessage, version string) (*mcp.InitializeParams, bool) {
+func (sl *statelessShared) envelopeOf(meta json.RawMessage, version string) (*mcp.InitializeParams, bool) {
 	meta = bytes.TrimSpace(meta)
 	if len(meta) == 0 || meta[0] != '{' {
 		return nil, false
@@ -133,8 +138,35 @@ func envelopeOf(meta json.RawMessage, version string) (*mcp.InitializeParams, bo
 	if !decodeWhole(meta, &m) || string(m.Version) != `"`+version+`"` || m.Level != nil {
 		return nil, false
 	}
+	// The key: the capabilities' bytes, then the info's (absent: none),
+	// told apart by the length of the first.
+	var buf [512]byte
+	key := strconv.AppendInt(buf[:0], int64(len(m.Caps)), 10)
+	key = append(append(append(key, ':'), m.Caps...), m.Info...)
+	sl.mu.Lock()
+	ip, found := sl.agents[string(key)]
+	sl.mu.Unlock()
+	if found {
+		return ip, true
+	}
+	ip, ok := agentOf(m.Caps, m.Info, version)
+	if !ok {
+		return nil, false
+	}
+	sl.mu.Lock()
+	if sl.agents == nil || len(sl.agents) >= maxAgents {
+		sl.agents = make(map[string]*mcp.InitializeParams)
+	}
+	sl.agents[string(key)] = ip
+	sl.mu.Unlock()
+	return ip, true
+}
+
+// agentOf decodes an envelope's capabilities and client info (nil:
+// absent) as envelopeOf says.
+func agentOf(capsRaw, infoRaw json.RawMessage, version string) (*mcp.InitializeParams, bool) {
 	var caps capabilitiesV2
-	if !isObject(m.Caps) || !decodeWhole(m.Caps, &caps) {
+	if !isObject(capsRaw) || !decodeWhole(capsRaw, &caps) {
 		return nil, false
 	}
 	ip := &mcp.InitializeParams{ProtocolVersion: version, Capabilities: &caps.ClientCapabilities}
@@ -143,9 +175,9 @@ func envelopeOf(meta json.RawMessage, version string) (*mcp.InitializeParams, bo
 	if caps.Roots != nil {
 		ip.Capabilities.Roots = *caps.Roots
 	}
-	if m.Info != nil {
+	if infoRaw != nil {
 		var info mcp.Implementation
-		if !isObject(m.Info) || !decodeWhole(m.Info, &info) {
+		if !isObject(infoRaw) || !decodeWhole(infoRaw, &info) {
 			return nil, false
 		}
 		ip.ClientInfo = &info
@@ -241,12 +273,14 @@ func (g *Gateway) sendDirect(ctx context.Context, s *StatelessCall, notify Notif
 // A result without _meta (most) gets the _meta encoded once, in New
 // (infoMeta); the bytes are stamp's.
 func (g *Gateway) stampComplete(raw json.RawMessage) json.RawMessage {
-	if len(g.infoMeta) > 0 {
-		out := setAbsent(raw, "resultType", json.RawMessage(`"complete"`))
-		if _, found, err := rawjson.MemberValue(out, "_meta"); err == nil && !found {
-			if b, err := rawjson.SetMember(out, "_meta", g.infoMeta); err == nil {
-				return b
-			}
+	if len(g.sl.infoMeta) > 0 {
+		// One scan and one copy for both members (setAbsent, then
+		// SetMember of a _meta the result lacks).
+		out, had, err := rawjson.AppendAbsent(raw,
+			rawjson.Member{Key: "resultType", Value: json.RawMessage(`"complete"`)},
+			rawjson.Member{Key: "_meta", Value: g.sl.infoMeta})
+		if err == nil && had&2 == 0 {
+			return out
 		}
 	}
 	return stamp(raw, mcp.Meta{mcp.MetaKeyServerInfo: g.serverInfo()}, nil)

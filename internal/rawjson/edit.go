@@ -233,3 +233,70 @@ func RemoveMember(obj json.RawMessage, key string) (json.RawMessage, bool) {
 	out = append(out, bytes.Join(kept, []byte{','})...)
 	return append(out, '}'), true
 }
+
+// A Member is a key and its value, as AppendAbsent adds them.
+type Member struct {
+	Key   string
+	Value json.RawMessage
+}
+
+// AppendAbsent returns obj, a JSON object, with each of add (distinct
+// keys, valid JSON values) whose key obj lacks appended, in add's order: byte for byte what SetMember for each
+// absent key in turn gives, with one scan of obj and one copy where that
+// takes a scan and a copy per key (and a MemberValue to see whether the
+// key is there). had has bit i set when obj has add[i]'s key (at most 64
+// of add). What the scan does not take goes key by key through
+// MemberValue and SetMember, whose answer and error are its.
+func AppendAbsent(obj json.RawMessage, add ...Member) (out json.RawMessage, had uint64, err error) {
+	s := memberScan{b: obj}
+	for s.next() {
+		for i := range add {
+			if string(s.name) == add[i].Key {
+				had |= 1 << i
+			}
+		}
+	}
+	if s.failed || skipSpace(obj, s.end) != len(obj) {
+		return slowAppendAbsent(obj, add) // MemberValue's reading, and error
+	}
+	n := len(obj)
+	for i := range add {
+		if had&(1<<i) == 0 {
+			n += len(add[i].Key) + len(add[i].Value) + 8
+		}
+	}
+	open, close := bytes.IndexByte(obj, '{'), bytes.LastIndexByte(obj[:s.end], '}')
+	empty := len(bytes.TrimSpace(obj[open+1:close])) == 0 // as insertMember sees it
+	out = append(make([]byte, 0, n), obj[:close]...)
+	for i := range add {
+		if had&(1<<i) != 0 {
+			continue
+		}
+		if !empty {
+			out = append(out, ',')
+		}
+		empty = false
+		out = append(appendQuoted(out, add[i].Key), ':')
+		out = append(out, add[i].Value...)
+	}
+	return append(out, obj[close:]...), had, nil
+}
+
+// slowAppendAbsent is AppendAbsent key by key.
+func slowAppendAbsent(obj json.RawMessage, add []Member) (json.RawMessage, uint64, error) {
+	var had uint64
+	for i, m := range add {
+		_, ok, err := MemberValue(obj, m.Key)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			had |= 1 << i
+			continue
+		}
+		if obj, err = SetMember(obj, m.Key, m.Value); err != nil {
+			return nil, 0, err
+		}
+	}
+	return obj, had, nil
+}

@@ -438,6 +438,16 @@ func FuzzRawJSON(f *testing.F) {
 				t.Errorf("DeleteMembers(%q, %q) = %q: not valid JSON", obj, keys, got)
 			}
 		}
+		// AppendAbsent is SetMember key by key where MemberValue finds
+		// none (of distinct keys and valid values, as it is documented).
+		if key != before && json.Valid([]byte(value)) {
+			add := []Member{{key, json.RawMessage(value)}, {before, json.RawMessage(`1`)}}
+			got, had, gotErr := AppendAbsent(obj, add...)
+			want, wantHad, wantErr := slowAppendAbsent(obj, add)
+			if !bytes.Equal(got, want) || had != wantHad || (gotErr == nil) != (wantErr == nil) {
+				t.Errorf("AppendAbsent(%q, %q) = %q, %b, %v; want %q, %b, %v", obj, add, got, had, gotErr, want, wantHad, wantErr)
+			}
+		}
 		if got, want := MemberNames(obj), tokenNames(obj); !slices.Equal(got, want) {
 			t.Errorf("MemberNames(%q) = %q, want %q", obj, got, want)
 		}
