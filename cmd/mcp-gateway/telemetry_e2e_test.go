@@ -529,16 +529,19 @@ func telemetryStdio(t *testing.T, legacy bool) {
 
 // TestTelemetryTypeScript: the TypeScript SDK client sends a traceparent in
 // a call's _meta; the gateway's served span is its child, the forwarded
-// call's client span the served span's, and the stdio server reads that
-// client span as its parent in _meta: one trace from the agent to the
-// server.
+// call's client span the served span's, and the server reads that client
+// span as its parent in _meta: one trace from the agent to the server, for
+// a stdio server and for a url server alike.
 func TestTelemetryTypeScript(t *testing.T) {
 	ts := tsHarness(t)
 	col := fixture.NewCollector(t)
+	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "rk-ts", Name: "weather"})
 	sb := newTestbox(t)
-	sb.env = append(sb.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=50")
+	sb.env = append(sb.env, "OTEL_EXPORTER_OTLP_ENDPOINT="+col.URL, "OTEL_BSP_SCHEDULE_DELAY=50", "WEATHER_REMOTE_KEY=rk-ts")
 	sb.mustLaunch(mcpConfig(t, map[string]any{
 		"local": map[string]any{"runCmd": fixture.ShellCommand(fixture.Options{Name: "local", Verbatim: true})},
+		"weather": map[string]any{"url": rem.URL(),
+			"headers": map[string]string{"Authorization": "Bearer ${WEATHER_REMOTE_KEY}"}},
 	}))
 	node := func(args ...string) string {
 		t.Helper()
@@ -552,56 +555,70 @@ func TestTelemetryTypeScript(t *testing.T) {
 		}
 		return string(out)
 	}
-	const agentTrace, agentSpan = "3af7651916cd43dd8448eb211c80319f", "c7ad6b7169203331"
-	node("echo", `{"text":"hi"}`, `--meta={"traceparent":"00-`+agentTrace+`-`+agentSpan+`-01"}`)
-	var seen struct {
-		Result struct {
-			Content []struct{ Text string } `json:"content"`
-		} `json:"result"`
+	// localParent is the traceparent the stdio server read in the last
+	// tools/call's _meta.
+	localParent := func() string {
+		t.Helper()
+		var seen struct {
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(node(fixture.ParamsSeenTool, `{"method":"tools/call"}`)), &seen); err != nil || len(seen.Result.Content) != 1 {
+			t.Fatalf("params_seen: %v %+v", err, seen)
+		}
+		var params []struct {
+			Meta struct {
+				Traceparent string `json:"traceparent"`
+			} `json:"_meta"`
+		}
+		if err := json.Unmarshal([]byte(seen.Result.Content[0].Text), &params); err != nil || len(params) == 0 {
+			t.Fatalf("params seen %q: %v", seen.Result.Content[0].Text, err)
+		}
+		return params[0].Meta.Traceparent
 	}
-	if err := json.Unmarshal([]byte(node(fixture.ParamsSeenTool, `{"method":"tools/call"}`)), &seen); err != nil || len(seen.Result.Content) != 1 {
-		t.Fatalf("params_seen: %v %+v", err, seen)
-	}
-	var params []struct {
-		Meta struct {
-			Traceparent string `json:"traceparent"`
-		} `json:"_meta"`
-	}
-	if err := json.Unmarshal([]byte(seen.Result.Content[0].Text), &params); err != nil || len(params) == 0 {
-		t.Fatalf("params seen %q: %v", seen.Result.Content[0].Text, err)
-	}
-	var served, client *tracepb.Span
-	deadline := time.After(60 * time.Second)
-	for served == nil || client == nil {
-		spans, changed := col.Spans()
-		for _, s := range spans {
-			if hex.EncodeToString(s.TraceId) != agentTrace {
-				continue
+	for _, c := range []struct {
+		server, tool, agentTrace, agentSpan string
+		read                                func() string
+	}{
+		{"local", "echo", "3af7651916cd43dd8448eb211c80319f", "c7ad6b7169203331", localParent},
+		{"weather", "weather_echo", "4bf8762a27de54ee9559fc322d91420a", "d8be7c827a314442", rem.Traceparent},
+	} {
+		node(c.tool, `{"text":"hi"}`, `--meta={"traceparent":"00-`+c.agentTrace+`-`+c.agentSpan+`-01"}`)
+		read := c.read()
+		var served, client *tracepb.Span
+		deadline := time.After(60 * time.Second)
+		for served == nil || client == nil {
+			spans, changed := col.Spans()
+			for _, s := range spans {
+				if hex.EncodeToString(s.TraceId) != c.agentTrace {
+					continue
+				}
+				switch s.Kind {
+				case tracepb.Span_SPAN_KIND_SERVER:
+					served = s
+				case tracepb.Span_SPAN_KIND_CLIENT:
+					client = s
+				}
 			}
-			switch s.Kind {
-			case tracepb.Span_SPAN_KIND_SERVER:
-				served = s
-			case tracepb.Span_SPAN_KIND_CLIENT:
-				client = s
+			if served != nil && client != nil {
+				break
+			}
+			select {
+			case <-changed:
+			case <-deadline:
+				t.Fatalf("%s: spans in the agent's trace: served %v, client %v (all %v)", c.server, served != nil, client != nil, spanNames(spans))
 			}
 		}
-		if served != nil && client != nil {
-			break
+		if hex.EncodeToString(served.ParentSpanId) != c.agentSpan || served.Name != "tools/call "+c.tool {
+			t.Errorf("%s: served span %q under %x, want tools/call %s under the agent's %s", c.server, served.Name, served.ParentSpanId, c.tool, c.agentSpan)
 		}
-		select {
-		case <-changed:
-		case <-deadline:
-			t.Fatalf("spans in the agent's trace: served %v, client %v (all %v)", served != nil, client != nil, spanNames(spans))
+		if string(client.ParentSpanId) != string(served.SpanId) {
+			t.Errorf("%s: client span under %x, want the served span %x", c.server, client.ParentSpanId, served.SpanId)
 		}
-	}
-	if hex.EncodeToString(served.ParentSpanId) != agentSpan || served.Name != "tools/call echo" {
-		t.Errorf("served span %q under %x, want tools/call echo under the agent's %s", served.Name, served.ParentSpanId, agentSpan)
-	}
-	if string(client.ParentSpanId) != string(served.SpanId) {
-		t.Errorf("client span under %x, want the served span %x", client.ParentSpanId, served.SpanId)
-	}
-	if want := "00-" + agentTrace + "-" + hex.EncodeToString(client.SpanId) + "-01"; params[0].Meta.Traceparent != want {
-		t.Errorf("the server read traceparent %q, want the gateway's client span %q", params[0].Meta.Traceparent, want)
+		if want := "00-" + c.agentTrace + "-" + hex.EncodeToString(client.SpanId) + "-01"; read != want {
+			t.Errorf("%s: the server read traceparent %q, want the gateway's client span %q", c.server, read, want)
+		}
 	}
 }
 
