@@ -116,8 +116,12 @@ func (r *resolver) server(name string, raw json.RawMessage) (ServerSpec, error) 
 	if err != nil {
 		return ServerSpec{}, err
 	}
+	protocol, err := takeProtocol(name, fields)
+	if err != nil {
+		return ServerSpec{}, err
+	}
 	spec, err := r.serverFields(name, fields)
-	spec.Tools = filter
+	spec.Tools, spec.Protocol = filter, protocol
 	return spec, err
 }
 

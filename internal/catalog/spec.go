@@ -60,6 +60,9 @@ type ServerSpec struct {
 	// Tools filters the tools the agent is offered (the entry's ToolsKey);
 	// nil offers them all.
 	Tools *ToolFilter
+	// Protocol pins the era the gateway speaks to the server (the entry's
+	// ProtocolKey): Protocol2025, or "" to learn it from the server.
+	Protocol string
 }
 
 // Secrets returns the values of spec that must never reach a log or an error message: its env

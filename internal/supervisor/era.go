@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
 )
 
@@ -87,6 +88,16 @@ func (e *eraMemo) get() string {
 		return Protocol2026
 	}
 	return e.version
+}
+
+// pin starts the memo at the era the server's config names
+// (catalog.ProtocolKey): a server pinned to 2025 is never sent
+// server/discover. One that refuses initialize for the 2026 era still gets
+// it, as it cannot be spoken to otherwise. "" leaves the era to be learned.
+func (e *eraMemo) pin(v string) {
+	if v == catalog.Protocol2025 {
+		e.set(ProtocolVersion)
+	}
 }
 
 func (e *eraMemo) set(v string) {

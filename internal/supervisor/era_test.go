@@ -166,6 +166,18 @@ func TestStdio2026OnlyServer(t *testing.T) {
 	})
 }
 
+// version is the protocol version of an initialize result.
+func version(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var ir struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	if err := json.Unmarshal(raw, &ir); err != nil {
+		t.Fatalf("initialize result %s: %v", raw, err)
+	}
+	return ir.ProtocolVersion
+}
+
 // TestStdioEraProbe: the era probe on the real connection. A server that
 // speaks both eras (the TypeScript SDK v2's, the Go SDK's) is spoken to in
 // 2026; a 2025 server that answers server/discover with an error
@@ -176,16 +188,6 @@ func TestStdio2026OnlyServer(t *testing.T) {
 func TestStdioEraProbe(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	version := func(t *testing.T, raw json.RawMessage) string {
-		t.Helper()
-		var ir struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
-		if err := json.Unmarshal(raw, &ir); err != nil {
-			t.Fatalf("initialize result %s: %v", raw, err)
-		}
-		return ir.ProtocolVersion
-	}
 	t.Run("dies-on-discover", func(t *testing.T) {
 		s, logs := runServer(t, fixture.Options{DieOnDiscover: true, Tools: []string{"echo"}}, Options{})
 		if err := s.WaitStarted(ctx); err != nil {
@@ -292,16 +294,23 @@ func TestStdioEraProbe(t *testing.T) {
 
 // TestRemote2026OnlyServer: the same over HTTP: a remote that speaks only
 // 2026-07-28 connects and serves, and so does a remote of both eras, in the
-// 2026 era too.
+// 2026 era too unless its config pins it to 2025.
 func TestRemote2026OnlyServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for _, c := range []struct {
-		name, legacy, want string
-	}{{"2026-only", "--legacy=reject", Protocol2026}, {"both-eras", "--legacy=serve", Protocol2026}} {
+		name, legacy, want, pin string
+	}{
+		{"2026-only", "--legacy=reject", Protocol2026, ""},
+		{"both-eras", "--legacy=serve", Protocol2026, ""},
+		// Pinned to 2025 in its config (catalog.ProtocolKey): a remote
+		// of both eras is spoken to in 2025; one of 2026 only still in 2026.
+		{"both-eras, pinned to 2025", "--legacy=serve", ProtocolVersion, catalog.Protocol2025},
+		{"2026-only, pinned to 2025", "--legacy=reject", Protocol2026, catalog.Protocol2025},
+	} {
 		t.Run(c.name, func(t *testing.T) {
 			url := v2HTTPServer(t, c.legacy)
-			r, logs := runRemote(t, catalog.ServerSpec{URL: url}, RemoteOptions{})
+			r, logs := runRemote(t, catalog.ServerSpec{URL: url, Protocol: c.pin}, RemoteOptions{})
 			if err := r.WaitStarted(ctx); err != nil {
 				t.Fatalf("start: %v\n%s", err, logs)
 			}
@@ -578,5 +587,40 @@ func TestLegacyResult(t *testing.T) {
 		if got := legacyResult(json.RawMessage(c.in)); string(got) != c.want {
 			t.Errorf("legacyResult(%s) = %s, want %s", c.in, got, c.want)
 		}
+	}
+}
+
+// TestPinnedTo2025: a server whose config pins the 2025 era
+// (catalog.ProtocolKey) is sent initialize and never server/discover: a
+// server of both eras comes up on 2025, one that exits on a discover is not
+// started twice. A 2026-only server, pinned or not, still gets the 2026
+// era, the only one it speaks.
+func TestPinnedTo2025(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, fx := range []fixture.Options{
+		{BothEras: true, Tools: []string{"echo"}},
+		{DieOnDiscover: true, Tools: []string{"echo"}},
+	} {
+		argv, env := fixture.Command(fx)
+		s, logs := runSpec(t, catalog.ServerSpec{Name: "fx", Kind: catalog.KindLocal, Command: argv, Env: envMap(env),
+			Protocol: catalog.Protocol2025}, Options{})
+		if err := s.WaitStarted(ctx); err != nil {
+			t.Fatalf("%+v: start: %v\n%s", fx, err, logs)
+		}
+		if v := version(t, s.InitializeResultRaw()); v != ProtocolVersion {
+			t.Errorf("%+v: version %s, want %s", fx, v, ProtocolVersion)
+		}
+		if st := s.Status(); st.Restarts != 0 || strings.Contains(logs.String(), "server/discover") {
+			t.Errorf("%+v: a pinned server was probed: %+v\n%s", fx, st, logs)
+		}
+	}
+	s, logs := runSpec(t, catalog.ServerSpec{Name: "v2", Kind: catalog.KindLocal,
+		Command: []string{"node", v2ServerScript(t), "--legacy=reject"}, Protocol: catalog.Protocol2025}, Options{})
+	if err := s.WaitStarted(ctx); err != nil {
+		t.Fatalf("2026-only, pinned: start: %v\n%s", err, logs)
+	}
+	if v := version(t, s.InitializeResultRaw()); v != Protocol2026 {
+		t.Errorf("2026-only, pinned: version %s, want %s", v, Protocol2026)
 	}
 }

@@ -118,6 +118,7 @@ func NewRemote(spec catalog.ServerSpec, opts RemoteOptions) *Remote {
 		base:  http.DefaultTransport.(*http.Transport).Clone(),
 		where: safeURL(spec.URL),
 	}
+	r.era.pin(spec.Protocol)
 	r.init()
 	r.retryFailed = opts.RetryFailed
 	return r

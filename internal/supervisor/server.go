@@ -166,6 +166,7 @@ func New(spec catalog.ServerSpec, opts Options) *Server {
 		opts: opts,
 		log:  opts.Logger.With().Str("server", spec.Name).Logger(),
 	}
+	s.era.pin(spec.Protocol)
 	s.init()
 	return s
 }

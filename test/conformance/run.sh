@@ -178,14 +178,14 @@ else
 	label="gateway -> stdio fixture"
 	# Named "conformance", not "everything": the catalog knows an "everything"
 	# server, and a runCmd under that name makes the gateway warn.
-	# The 2025 run puts the fixture behind the gateway as a 2025-era server:
-	# the gateway speaks 2026-07-28 to a server of both eras, and the Go SDK
+	# The fixture serves both eras. The 2025 run pins it to the 2025 era
+	# with the config's x-protocol, as an operator would such a server: the
+	# gateway speaks 2026-07-28 to a server of both eras, and the Go SDK
 	# forbids on a 2026 session the sampling and elicitation requests that
 	# the 2025 scenarios' tools send (they would fail for any 2026 client).
-	# The 2026 run serves both eras, as the SDK does by default.
-	legacy_only=""
-	[[ $era == 2025 ]] && legacy_only=" -legacy-only"
-	config=$(printf '{"conformance":{"runCmd":"%s%s"}}' "$work/everything-server" "$legacy_only")
+	pin=""
+	[[ $era == 2025 ]] && pin=',"x-protocol":"2025-11-25"'
+	config=$(printf '{"conformance":{"runCmd":"%s"%s}}' "$work/everything-server" "$pin")
 	if ! GATEWAY_ACCESS_TOKEN=$token "$work/mcp-gateway" --config "$config" \
 		--listen "127.0.0.1:$port" --token-file "$work/token" --pid-file "$work/gateway.pid" \
 		--log-file "$work/gateway.log" --servers-dir "$work/servers" --catalog "$work/catalog.json" \
