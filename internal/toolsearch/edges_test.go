@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"strings"
 	"testing"
 )
 
@@ -60,6 +61,21 @@ func TestSearchEdges(t *testing.T) {
 		hits := pair.Search("beta alpha", 5, nil)
 		if len(hits) != 2 || hits[0].Score != hits[1].Score || hits[0].Doc != 0 {
 			t.Fatalf("equal scores: %v, want doc 0 then 1", hits)
+		}
+	}
+}
+
+// A dropped word (a stopword, a lone letter) between two camelCase parts
+// joins neither with the next: "listTheFiles" and "getAUser" are not
+// "thefil" or "auser" (stems: files is "fil").
+func TestJoinsSkipDroppedWords(t *testing.T) {
+	for in, want := range map[string]string{
+		"listTheFiles": "list fil",
+		"getAUser":     "get user",
+		"TheFiles":     "fil",
+	} {
+		if got := strings.Join(indexTerms(in), " "); got != want {
+			t.Errorf("indexTerms(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -19,6 +19,9 @@ func TestWords(t *testing.T) {
 		"list open PRs":       "list open pr",
 		"getAPIsByIDs":        "get api by id",
 		"PRsOpen":             "pr open",
+		// An s that a lowercase word goes on from is no plural: the
+		// capital before it starts a word, as in HTTPServer.
+		"XMLsitemap": "xm lsitemap",
 	} {
 		if got := strings.Join(words(in, true), " "); got != want {
 			t.Errorf("words(%q) = %q, want %q", in, got, want)
