@@ -292,3 +292,21 @@ func TestSizesEdges(t *testing.T) {
 		t.Errorf("decision events %v, want g:deny only", evs)
 	}
 }
+
+// The span names of tools and prompts share the attribute sets' cache and
+// its bound: cached up to maxCachedSets, built each time past it, the same
+// name either way.
+func TestSpanNameCacheBound(t *testing.T) {
+	tel, _ := recording(t)
+	for i := range maxCachedSets + 5 {
+		if got, want := tel.spanName(Request{Method: "tools/call", Tool: fmt.Sprint(i)}), "tools/call "+fmt.Sprint(i); got != want {
+			t.Fatalf("span name %q, want %q", got, want)
+		}
+	}
+	if n := tel.setCount.Load(); n != maxCachedSets {
+		t.Errorf("%d names cached, want %d", n, maxCachedSets)
+	}
+	if got := tel.spanName(Request{Method: "prompts/get", Prompt: "p"}); got != "prompts/get p" {
+		t.Errorf("past the bound: %q", got)
+	}
+}

@@ -86,3 +86,25 @@ func TestErrorTypeOfNoError(t *testing.T) {
 		t.Errorf("ErrorType(nil) allocates %v times", n)
 	}
 }
+
+// TestPostIsDoneWithTheBody: once a receiver that reads the whole body has
+// answered, post reports the transport done with the payload (the
+// transport closes a body before it flushes its end, so before the
+// receiver can have read it all), so that the exporter reuses the array for
+// its next payload. A post that got this wrong would allocate every batch
+// afresh, or write into an array the transport still reads.
+func TestPostIsDoneWithTheBody(t *testing.T) {
+	col := fixture.NewCollector(t)
+	o := &otlpHTTP{url: col.URL + "/v1/traces", shown: col.URL, client: newHTTPClient(10 * time.Second)}
+	for _, gz := range []bool{false, true} {
+		o.gzip = gz
+		// One empty ResourceSpans: a valid, empty export.
+		done, err := o.post(context.Background(), []byte{0x0a, 0x00})
+		if err != nil || !done {
+			t.Errorf("gzip %v: post = done %v, %v; want done, no error", gz, done, err)
+		}
+	}
+	if errs := col.Errors(); len(errs) > 0 {
+		t.Fatalf("the receiver refused: %v", errs)
+	}
+}
