@@ -58,17 +58,22 @@ func TestListenTypeScriptClient(t *testing.T) {
 		if stdio {
 			name = "stdio"
 		}
-		t.Run(name, func(t *testing.T) {
-			args := []string{"--mode=2026-07-28", "--steps=" + steps}
+		// run runs v2client with args against the gateway over this
+		// subtest's transport.
+		run := func(t *testing.T, args ...string) []listenLine {
+			t.Helper()
 			if stdio {
 				args = append(append(args, "--"), gatewayStdioArgs(t.TempDir(), cfg)...)
 			} else {
 				args = append(args, "--token="+sb.token, sb.url()+"/mcp")
 			}
-			lines := v2ClientLines(t, ts, args, func(b []byte) (listenLine, error) {
+			return v2ClientLines(t, ts, args, func(b []byte) (listenLine, error) {
 				var l listenLine
 				return l, json.Unmarshal(b, &l)
 			})
+		}
+		t.Run(name, func(t *testing.T) {
+			lines := run(t, "--mode=2026-07-28", "--steps="+steps)
 			if len(lines) != 9 || lines[0].Era != "modern" {
 				t.Fatalf("v2client: %+v; want connect on the 2026 era and 8 steps", lines)
 			}
@@ -108,17 +113,8 @@ func TestListenTypeScriptClient(t *testing.T) {
 		// A 2025-era client's resources/subscribe to the 2026 server's resource becomes a listen of the gateway's
 		// own there: the server has no resources/subscribe.
 		t.Run(name+"/2025-client", func(t *testing.T) {
-			args := []string{"--mode=legacy", `--steps=[{"op":"subscribe","uri":"v2://counter"},` +
-				`{"op":"tools/call","name":"touch","arguments":{"uri":"v2://counter"}},{"op":"wait","method":"notifications/resources/updated"}]`}
-			if stdio {
-				args = append(append(args, "--"), gatewayStdioArgs(t.TempDir(), cfg)...)
-			} else {
-				args = append(args, "--token="+sb.token, sb.url()+"/mcp")
-			}
-			lines := v2ClientLines(t, ts, args, func(b []byte) (listenLine, error) {
-				var l listenLine
-				return l, json.Unmarshal(b, &l)
-			})
+			lines := run(t, "--mode=legacy", `--steps=[{"op":"subscribe","uri":"v2://counter"},`+
+				`{"op":"tools/call","name":"touch","arguments":{"uri":"v2://counter"}},{"op":"wait","method":"notifications/resources/updated"}]`)
 			if len(lines) != 4 || lines[0].Era != "legacy" {
 				t.Fatalf("v2client: %+v; want connect on the 2025 era and 3 steps", lines)
 			}

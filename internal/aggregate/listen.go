@@ -292,17 +292,11 @@ func (g *Gateway) listen(ctx context.Context, req mcp.Request, next mcp.MethodHa
 // ClientSession.Subscribe speaks each server's era: resources/subscribe
 // to a 2025 server, a subscriptions/listen of its own to a 2026 one.
 func (g *Gateway) listenTo(ctx context.Context, ss *mcp.ServerSession, l *listener, uri string, on bool) error {
-	if err := g.waitExtras(ctx); err != nil {
+	up, orig, err := g.subscriptionOwner(ctx, uri)
+	if err != nil {
 		return err
 	}
-	g.mu.RLock()
-	ups, orig := g.res.lookup(uri)
-	g.mu.RUnlock()
-	if len(ups) == 0 {
-		return invalidParams("unknown resource %q", uri)
-	}
-	up := ups[0]
-	_, err := g.changeSubscription(ctx, ss, l, uri, up, orig, on, nil, nil, func(c *call, _ string) (json.RawMessage, bool, error) {
+	_, err = g.changeSubscription(ctx, ss, l, uri, up, orig, on, nil, nil, func(c *call, _ string) (json.RawMessage, bool, error) {
 		ctx := c.ctx // ends when the server goes quiet (callTimer)
 		return emptyResult(), true, up.Do(ctx, func(cs *mcp.ClientSession) error {
 			if on {

@@ -292,22 +292,32 @@ func (g *Gateway) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) 
 // forward (see changeSubscription), as the SDK encodes an empty result.
 func emptyResult() json.RawMessage { return json.RawMessage(`{}`) }
 
-// forwardSubscription forwards a subscription change of session ss on the
-// SDK's path to the server that owns uri: with raw, the params as the agent
-// sent them (the URI mapped back), else typed.
-func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession, uri string, raw json.RawMessage, on bool) error {
+// subscriptionOwner is the server a subscription to the exported uri goes
+// to, and the uri as that server names it, once the servers' resources are
+// listed.
+func (g *Gateway) subscriptionOwner(ctx context.Context, uri string) (Upstream, string, error) {
 	if err := g.waitExtras(ctx); err != nil {
-		return err
+		return nil, "", err
 	}
 	g.mu.RLock()
 	ups, orig := g.res.lookup(uri)
 	g.mu.RUnlock()
 	if len(ups) == 0 {
-		return invalidParams("unknown resource %q", uri)
+		return nil, "", invalidParams("unknown resource %q", uri)
 	}
-	up := ups[0]
+	return ups[0], orig, nil
+}
+
+// forwardSubscription forwards a subscription change of session ss on the
+// SDK's path to the server that owns uri: with raw, the params as the agent
+// sent them (the URI mapped back), else typed.
+func (g *Gateway) forwardSubscription(ctx context.Context, ss *mcp.ServerSession, uri string, raw json.RawMessage, on bool) error {
+	up, orig, err := g.subscriptionOwner(ctx, uri)
+	if err != nil {
+		return err
+	}
 	reroute := func(b json.RawMessage) (json.RawMessage, error) { return rawjson.SetString(b, "uri", orig) }
-	_, err := g.changeSubscription(ctx, ss, ss, uri, up, orig, on, nil, nil, func(c *call, method string) (json.RawMessage, bool, error) {
+	_, err = g.changeSubscription(ctx, ss, ss, uri, up, orig, on, nil, nil, func(c *call, method string) (json.RawMessage, bool, error) {
 		ctx := c.ctx // ends when the server goes quiet (callTimer)
 		if res, sent, err := g.forwardAgentParams(ctx, up, c, method, raw, reroute); sent {
 			if err != nil {

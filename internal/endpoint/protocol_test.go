@@ -68,6 +68,16 @@ func newRawSessionAt(t testing.TB, url, token, version, caps string) *rawSession
 	return s
 }
 
+// result posts body, a request that must succeed, and returns its result.
+func (s *rawSession) result(body string) json.RawMessage {
+	s.t.Helper()
+	status, _, replies := s.post(body)
+	if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil {
+		s.t.Fatalf("%s: %d %+v", body, status, replies)
+	}
+	return replies[0].Result
+}
+
 // post sends body and returns the status, the headers and the JSON-RPC
 // responses, from a JSON body or an SSE stream.
 func (s *rawSession) post(body string) (int, http.Header, []rpcReply) {

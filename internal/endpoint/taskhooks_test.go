@@ -2,7 +2,6 @@ package endpoint
 
 import (
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -50,14 +49,7 @@ func TestInterceptedTaskCalls(t *testing.T) {
 	}
 
 	s := newRawSessionWith(t, url, token, `{}`)
-	one := func(body string) json.RawMessage {
-		t.Helper()
-		status, _, replies := s.post(body)
-		if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil {
-			t.Fatalf("%s: %d %+v", body, status, replies)
-		}
-		return replies[0].Result
-	}
+	one := s.result
 	check("2025, within the size", one(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"task_echo","arguments":{"n":7},"task":{"ttl":60000}}}`),
 		`task result of a: {"n":7}`)
 	check("2025, over the size", one(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"task_echo","arguments":{"n":7,"pad":"0123456789"},"task":{}}}`),

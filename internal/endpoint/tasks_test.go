@@ -21,14 +21,7 @@ func TestTasksThroughTheEndpoint(t *testing.T) {
 	url, token, _ := inProcessGatewayOf(t, testSettings(t, 0), &strings.Builder{}, fixtureSpec("a", fixture.Options{Name: "a", Tasks: true}))
 	for _, caps := range []string{`{}`, `{"sampling":{}}`} {
 		s := newRawSessionWith(t, url, token, caps)
-		one := func(body string) json.RawMessage {
-			t.Helper()
-			status, _, replies := s.post(body)
-			if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil {
-				t.Fatalf("%s: %d %+v", body, status, replies)
-			}
-			return replies[0].Result
-		}
+		one := s.result
 		var created struct {
 			Task struct {
 				TaskID string `json:"taskId"`
@@ -90,14 +83,7 @@ func TestRootsWhenTheAgentArrives(t *testing.T) {
 func TestCallToolWithTask(t *testing.T) {
 	url, token, _ := inProcessGatewayOf(t, testSettings(t, 0), &strings.Builder{}, fixtureSpec("a", fixture.Options{Name: "a", Tasks: true}))
 	s := newRawSessionWith(t, url+"?tools=search", token, `{}`)
-	one := func(body string) json.RawMessage {
-		t.Helper()
-		status, _, replies := s.post(body)
-		if status != http.StatusOK || len(replies) != 1 || replies[0].Error != nil {
-			t.Fatalf("%s: %d %+v", body, status, replies)
-		}
-		return replies[0].Result
-	}
+	one := s.result
 	var created struct {
 		Task struct {
 			TaskID string `json:"taskId"`
