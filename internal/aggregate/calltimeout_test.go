@@ -18,6 +18,7 @@ import (
 // is told to stop (it logs the cancellation); a call that runs for several
 // timeouts but sends progress well inside each is not cut off.
 func TestCallTimeoutEndsAQuietCall(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	const timeout = 2 * time.Second
 	url, log, _ := startGatewayOpts(t, map[string]fixture.Options{"a": {}}, aggregate.Options{CallTimeout: timeout})
 	cs := connect(t, url, nil)

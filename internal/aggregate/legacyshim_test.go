@@ -73,6 +73,7 @@ func startV2Gateway(t *testing.T) string {
 // server's input requests reach a 2025-era agent as sampling and elicitation requests, and a capability the agent
 // lacks ends the call with an isError result naming it, having asked the agent nothing.
 func TestLegacyShimSDKPath(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	url := startV2Gateway(t)
 	var mu sync.Mutex
 	asked := 0

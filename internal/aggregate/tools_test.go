@@ -168,6 +168,7 @@ func TestListToolsRawDeclines(t *testing.T) {
 // the raw request (one that ignores string ids) still gets its tools listed,
 // through the SDK client, within the start's own deadline.
 func TestListToolsFallsBackWhenRawGoesUnanswered(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	onReady(t, fixture.Options{Tools: []string{"echo", "sleep"}}, func(ctx context.Context, cs *mcp.ClientSession, _ RoundTrip) {
 		silent := func(ctx context.Context, _ string, _ json.RawMessage) (json.RawMessage, error) {
 			<-ctx.Done()

@@ -414,6 +414,7 @@ func TestFastPathStreamsProgress(t *testing.T) {
 // server's, and the naming is the contract's (first server by name keeps the
 // plain name) even when the first server answers last.
 func TestPromptsListedAfterReady(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	logs := &syncBuffer{}
 	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), logs,
 		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}, ListDelay: 1500 * time.Millisecond}),
@@ -466,6 +467,7 @@ func TestFastCallOnEvictedSession(t *testing.T) {
 // TestRefusedDeleteKeepsFastCalls: a DELETE the SDK refuses (400) closes
 // nothing, so it must not cancel the session's fast calls.
 func TestRefusedDeleteKeepsFastCalls(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	logs := &syncBuffer{}
 	url, token, _ := inProcessGatewayOf(t, testSettings(t, 16), logs,
 		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo", "sleep"}}))

@@ -317,6 +317,7 @@ func TestLaneIdleTimeout(t *testing.T) {
 // TestLaneShutdown: at shutdown an idle lane connection is closed at once,
 // and a call in flight still gets its answer before its connection closes.
 func TestLaneShutdown(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	set := testSettings(t, 16)
 	set.ShutdownGrace = 10 * time.Second
 	logs := &syncBuffer{}

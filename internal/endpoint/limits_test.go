@@ -22,6 +22,7 @@ import (
 // TestLimits trips each HTTP limit of an endpoint (set low in its Limits)
 // and checks the answer and that the endpoint still serves after it.
 func TestLimits(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	const maxBody = 64 << 10
 	set := testSettings(t, 16)
 	set.Limits = Limits{MaxBodyBytes: maxBody, ReadHeaderTimeout: 500 * time.Millisecond,
@@ -238,6 +239,7 @@ func waitClosed(t *testing.T, c net.Conn) {
 // the limit is answered 413 when the limit is crossed, not at the body
 // timeout (ten minutes here: the test would wait that long).
 func TestStalledOversizedBodyAnsweredAtLimit(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	const maxBody = 64 << 10
 	set := testSettings(t, 16)
 	set.Limits = Limits{MaxBodyBytes: maxBody, BodyTimeout: 10 * time.Minute}

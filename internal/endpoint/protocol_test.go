@@ -277,6 +277,7 @@ func TestProtocolErrors(t *testing.T) {
 // TypeScript SDK's server does, and starts no session; initialize still
 // does, and real clients still connect.
 func TestSessionlessPOST(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	url, token, e := inProcessGatewayOf(t, testSettings(t, 16), io.Discard, fixtureSpec("a", fixture.Options{Tools: []string{"echo"}}))
 	noSession := &rawSession{t: t, url: url, token: token, client: &http.Client{Timeout: 30 * time.Second}}
 	sessions := func() int {

@@ -468,6 +468,7 @@ func TestInstallCancelKillsProcessGroup(t *testing.T) {
 // TestInstallBackgroundChildDoesNotHang covers an install command that exits 0 but leaves a child holding
 // its stdout open: Install must still return (after installWaitDelay), count as a success, and kill the child.
 func TestInstallBackgroundChildDoesNotHang(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	becomeSubreaper(t)
 	dir := t.TempDir()
 	w := &pidWriter{ch: make(chan int, 1)}

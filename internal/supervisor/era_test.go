@@ -186,6 +186,7 @@ func version(t *testing.T, raw json.RawMessage) string {
 // server/discover is started again at once with initialize and keeps that
 // era for its restarts; one that ignores it is restarted with initialize.
 func TestStdioEraProbe(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	t.Run("dies-on-discover", func(t *testing.T) {

@@ -207,6 +207,7 @@ func TestRemoteRestartMidSession(t *testing.T) {
 // TestRemoteRestartWhileIdle: with no call in flight, the lost session is
 // noticed on the standalone stream, and a new one is made before any call.
 func TestRemoteRestartWhileIdle(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	rem := fixture.StartRemote(t, fixture.RemoteOptions{Token: "tok"})
 	var readies atomic.Int32
 	r, _ := runRemote(t, catalog.ServerSpec{URL: rem.URL(), Headers: map[string]string{"Authorization": "Bearer tok"}}, RemoteOptions{

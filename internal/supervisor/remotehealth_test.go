@@ -20,6 +20,7 @@ import (
 // again is ready again. The remote offers no standalone stream (405), so
 // nothing but the probe talks to it.
 func TestRemoteProbeSeesFailure(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	for _, tc := range []struct {
 		name  string
 		fault string

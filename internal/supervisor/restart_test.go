@@ -21,6 +21,7 @@ import (
 // is not kept as a dead session that fails every call forever: it is
 // stopped, process group and all, and started again.
 func TestLiveProcessWithoutSessionIsReplaced(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	// The fixture writes to a FIFO; the shell relays its first three lines
 	// (the answers to the era probe, initialize and tools/list) to our
 	// stdout, closes it and

@@ -127,6 +127,7 @@ func TestNoiseOnStdoutKeepsSession(t *testing.T) {
 // TestLargeResults: results up to the limit pass intact; a larger one fails
 // its call clearly and the server stays usable. Over both call paths.
 func TestLargeResults(t *testing.T) {
+	t.Parallel() // it waits out timers; the rest of the package need not wait
 	for name, callText := range callPaths {
 		t.Run(name, func(t *testing.T) {
 			s, _ := runServer(t, fixture.Options{}, Options{MaxMessageBytes: 12 << 20})
