@@ -33,6 +33,12 @@ func (u *memUpstream) CallRaw(context.Context, string, json.RawMessage) (json.Ra
 // session of it over in-memory transports.
 func memGateway(tb testing.TB) (*Gateway, *mcp.ServerSession) {
 	tb.Helper()
+	return memGatewayWith(tb, Options{})
+}
+
+// memGatewayWith is memGateway with the gateway's options.
+func memGatewayWith(tb testing.TB, opts Options) (*Gateway, *mcp.ServerSession) {
+	tb.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	tb.Cleanup(cancel)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "fx"}, nil)
@@ -56,7 +62,7 @@ func memGateway(tb testing.TB) (*Gateway, *mcp.ServerSession) {
 	tb.Cleanup(func() { _ = cs.Close() })
 	up := &memUpstream{name: "fx", cs: cs, res: json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)}
 
-	g := New(Options{})
+	g := New(opts)
 	g.Add(up)
 	if err := g.Sync(ctx, "fx", cs, nil); err != nil {
 		tb.Fatal(err)

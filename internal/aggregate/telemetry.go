@@ -286,6 +286,17 @@ func plainString(v []byte) (string, bool) {
 // withTraceMeta sets traceparent (and tracestate, when set) in params'
 // _meta, keeping every other member as sent.
 func withTraceMeta(params json.RawMessage, traceparent, tracestate string) (json.RawMessage, error) {
+	if tracestate == "" {
+		// Most requests carry no _meta: one scan and one copy add it. The
+		// value is built on the stack (a traceparent is hex and dashes,
+		// nothing to escape).
+		var buf [96]byte
+		v := append(append(append(buf[:0], `{"traceparent":"`...), traceparent...), `"}`...)
+		out, had, err := rawjson.AppendAbsent(params, rawjson.Member{Key: "_meta", Value: v})
+		if err != nil || had == 0 {
+			return out, err
+		}
+	}
 	meta, ok, err := rawjson.MemberValue(params, "_meta")
 	if err != nil {
 		return nil, err

@@ -16,13 +16,14 @@ var ErrConfig = errors.New("telemetry config")
 
 // config is what the OTEL_* variables say, for the parts this package
 // reads itself; the SDK reads the rest (OTEL_SERVICE_NAME,
-// OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and its argument,
-// OTEL_BSP_*).
+// OTEL_RESOURCE_ATTRIBUTES, OTEL_TRACES_SAMPLER and its argument).
 type config struct {
 	traces  *otlpHTTP // nil: no traces
 	metrics *otlpHTTP // nil: no OTLP metrics
 	// interval is OTEL_METRIC_EXPORT_INTERVAL.
 	interval time.Duration
+	// batch is the OTEL_BSP_* variables.
+	batch batchOptions
 }
 
 // configFromEnv reads the variables through env (os.Getenv). Traces and
@@ -47,6 +48,9 @@ func configFromEnv(env func(string) string) (config, error) {
 			return cfg, fmt.Errorf("%w: OTEL_METRIC_EXPORT_INTERVAL=%q: want milliseconds", ErrConfig, v)
 		}
 		cfg.interval = time.Duration(ms) * time.Millisecond
+	}
+	if cfg.batch, err = batchFromEnv(env); err != nil {
+		return cfg, err
 	}
 	return cfg, nil
 }

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/exemplar"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -86,7 +87,7 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 		// The sampler is the SDK's from OTEL_TRACES_SAMPLER (default:
 		// parentbased_always_on), the batch as OTEL_BSP_* say.
 		t.tp = sdktrace.NewTracerProvider(sdktrace.WithResource(res),
-			sdktrace.WithBatcher(&spanExporter{out: cfg.traces}))
+			sdktrace.WithSpanProcessor(newSpanBatcher(&spanExporter{out: cfg.traces}, cfg.batch)))
 		t.tracer = t.tp.Tracer(scopeName, trace.WithInstrumentationVersion(opts.Version))
 		t.serverSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 		t.clientSpan = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
@@ -102,7 +103,11 @@ func New(ctx context.Context, opts Options) (*Telemetry, error) {
 			&metricExporter{out: cfg.metrics}, sdkmetric.WithInterval(cfg.interval))))
 	}
 	if len(readers) > 0 {
-		t.mp = sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+		// No exemplars: neither the OTLP nor the Prometheus encoding here
+		// writes them, and the SDK's default (trace based) would offer every
+		// measurement of a sampled call to a reservoir for nothing.
+		t.mp = sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res),
+			sdkmetric.WithExemplarFilter(exemplar.AlwaysOffFilter))...)
 		meter := t.mp.Meter(scopeName, metric.WithInstrumentationVersion(opts.Version))
 		if t.inst, err = newInstruments(meter); err != nil {
 			return nil, err
