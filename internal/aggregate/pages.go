@@ -56,7 +56,7 @@ func (g *Gateway) dropPagesLocked(kinds ...listKind) {
 // reflection, then compacted twice) costs tens of milliseconds per request,
 // and agents list tools often. An invalid cursor is a JSON-RPC error.
 func (g *Gateway) ToolsPage(cursor string) (json.RawMessage, error) {
-	page, _, err := g.cachedPage(toolsList, cursor)
+	page, _, _, err := g.cachedPage(toolsList, cursor)
 	return page, err
 }
 
@@ -68,43 +68,42 @@ func (g *Gateway) ToolsPage(cursor string) (json.RawMessage, error) {
 // compacts them). ok is false when the answer is the SDK path's to give:
 // another method, or prompts and resources not named yet, which the SDK
 // path waits for (waitExtras). An invalid cursor is a JSON-RPC error.
-func (g *Gateway) ListPage(method, cursor string) (page json.RawMessage, ok bool, err error) {
+// items is the number of items on the page, for the list-size metric
+// (counting them in the bytes would cost what the cache saves).
+func (g *Gateway) ListPage(method, cursor string) (page json.RawMessage, items int, ok bool, err error) {
 	k, ok := listKindOf(method)
 	if !ok {
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	return g.cachedPage(k, cursor)
 }
 
 // cachedPage returns list k's page for cursor, encoding and keeping it if
 // it is not kept yet (see keepsPage).
-func (g *Gateway) cachedPage(k listKind, cursor string) (json.RawMessage, bool, error) {
+func (g *Gateway) cachedPage(k listKind, cursor string) (page json.RawMessage, items int, ok bool, err error) {
 	g.mu.RLock()
 	if k != toolsList && !g.extrasOpen {
 		g.mu.RUnlock()
-		return nil, false, nil
+		return nil, 0, false, nil
 	}
 	c := g.pages[k]
-	page, ok := c.pages[cursor]
-	var encode func() (json.RawMessage, error)
-	var n int
-	if !ok {
-		encode, n = g.encoderLocked(k, cursor)
-	}
+	page, ok = c.pages[cursor]
+	encode, n := g.encoderLocked(k, cursor) // n: the length of the list the kept pages are of
 	g.mu.RUnlock()
+	items = pageItems(n, cursor, g.pageSize)
 	if ok {
-		return page, true, nil
+		return page, items, true, nil
 	}
 	b, err := encode()
 	if err != nil {
-		return nil, true, err
+		return nil, 0, true, err
 	}
 	var out bytes.Buffer
 	if json.Compact(&out, b) == nil {
 		b = out.Bytes()
 	}
 	if !keepsPage(cursor, n, g.pageSize) {
-		return b, true, nil
+		return b, items, true, nil
 	}
 	g.mu.Lock()
 	if g.pages[k].version == c.version { // not changed meanwhile
@@ -114,7 +113,26 @@ func (g *Gateway) cachedPage(k listKind, cursor string) (json.RawMessage, bool, 
 		g.pages[k].pages[cursor] = b
 	}
 	g.mu.Unlock()
-	return b, true, nil
+	return b, items, true, nil
+}
+
+// pageItems is the number of items on the page at cursor of a list of n
+// items, as pageOf cuts it (0 for a cursor it refuses).
+func pageItems(n int, cursor string, size int) int {
+	start := 0
+	if cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(cursor)
+		if err != nil {
+			return 0
+		}
+		if start, err = strconv.Atoi(string(b)); err != nil || start < 0 {
+			return 0
+		}
+	}
+	if start >= n {
+		return 0
+	}
+	return min(start+size, n) - start
 }
 
 // encoderLocked returns the encoding of list k's page for cursor over the

@@ -106,7 +106,7 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 		}
 		switch {
 		case isListMethod(el.Method):
-			page, ok := f.listResult(el)
+			page, _, ok := f.listResult(el)
 			if !ok {
 				return false // the single request would be the SDK's too
 			}

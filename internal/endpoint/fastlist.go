@@ -17,7 +17,7 @@ import (
 // span when telemetry is on (the page is at hand: the span is the answer's
 // writing, and its duration counts it).
 func (f *fastPath) list(w http.ResponseWriter, r *http.Request, sid string, msg *rpcMessage) bool {
-	res, ok := f.listResult(msg)
+	res, items, ok := f.listResult(msg)
 	if !ok {
 		return false
 	}
@@ -31,6 +31,10 @@ func (f *fastPath) list(w http.ResponseWriter, r *http.Request, sid string, msg 
 		_, op = t.Serve(ctx, req)
 	}
 	writeResult(w, msg.ID, res)
+	f.lists.Add(1)
+	if msg.Method != "ping" {
+		op.Items(items)
+	}
 	op.End("")
 	return true
 }
@@ -44,8 +48,9 @@ func isListMethod(method string) bool {
 	return false
 }
 
-// listResult is the result of a tools/list, prompts/list, resources/list
-// or resources/templates/list request, from the aggregate's encoded pages
+// listResult is the result, and its number of items, of a tools/list,
+// prompts/list, resources/list or resources/templates/list request, from
+// the aggregate's encoded pages
 // (aggregate.ListPage), or of ping (the SDK's empty result): the bytes the
 // SDK path sends. A single request and a batch's element are answered by
 // it alike. Through the SDK, a list of 6,400 tools cost ~35 ms of CPU per
@@ -54,18 +59,17 @@ func isListMethod(method string) bool {
 // those that may name the sessionless protocol (whose rules the SDK
 // applies), prompts and resources not named yet (the SDK path waits for
 // them), and an invalid cursor (its error).
-func (f *fastPath) listResult(msg *rpcMessage) (json.RawMessage, bool) {
+func (f *fastPath) listResult(msg *rpcMessage) (res json.RawMessage, items int, ok bool) {
 	if bytes.Contains(msg.Params, []byte("protocolVersion")) || bytes.Contains(msg.Params, []byte(`\u`)) {
-		return nil, false
+		return nil, 0, false
 	}
 	var cursor string
-	var ok bool
 	switch msg.Method {
 	case "ping":
 		if !sdkDecodes(msg.Params, new(mcp.PingParams)) {
-			return nil, false
+			return nil, 0, false
 		}
-		return json.RawMessage(`{}`), true
+		return json.RawMessage(`{}`), 0, true
 	case "tools/list":
 		p := new(mcp.ListToolsParams)
 		ok, cursor = sdkDecodes(msg.Params, p), p.Cursor
@@ -80,13 +84,13 @@ func (f *fastPath) listResult(msg *rpcMessage) (json.RawMessage, bool) {
 		ok, cursor = sdkDecodes(msg.Params, p), p.Cursor
 	}
 	if !ok {
-		return nil, false
+		return nil, 0, false
 	}
-	page, ok, err := f.e.agg.ListPage(msg.Method, cursor)
+	page, items, ok, err := f.e.agg.ListPage(msg.Method, cursor)
 	if !ok || err != nil {
-		return nil, false // not named yet, or an invalid cursor: the SDK's wait or error
+		return nil, 0, false // not named yet, or an invalid cursor: the SDK's wait or error
 	}
-	return page, true
+	return page, items, true
 }
 
 // sdkDecodes reports whether params (absent, null or an object) decode into

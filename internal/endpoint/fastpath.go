@@ -51,8 +51,9 @@ type fastPath struct {
 
 	// forwarded counts the requests answered here by forwarding them (or
 	// by aggregate.Task), for tests: which path took a request; stateless
-	// counts the 2026-era ones among them (stateless.go).
-	forwarded, stateless atomic.Int64
+	// counts the 2026-era ones among them (stateless.go); lists the lists
+	// and pings answered from the aggregate's pages (fastlist.go).
+	forwarded, stateless, lists atomic.Int64
 	// sdkOnly, set by tests, leaves every 2026-era request to the SDK's
 	// stateless handler, so that its answers can be compared with the
 	// fast path's.

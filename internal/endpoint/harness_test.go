@@ -23,6 +23,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 	"github.com/mcp-gateway/mcp-gateway/internal/intercept"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // TestMain lets the test binary serve as a fixture MCP server: the
@@ -48,6 +49,8 @@ type testSetup struct {
 	PageSize int
 	// AllowedOrigins is Options.AllowedOrigins.
 	AllowedOrigins []string
+	// Telemetry is the aggregate's and the endpoint's (nil: off).
+	Telemetry *telemetry.Telemetry
 }
 
 func testSettings(t testing.TB, maxSessions int) *testSetup {
@@ -89,7 +92,8 @@ func startInProcess(t testing.TB, set *testSetup, log io.Writer, specs ...catalo
 	t.Helper()
 	token = "churn-token"
 	logger := zerolog.New(log)
-	aopts := aggregate.Options{Logger: logger, Version: "test", Audit: AuditLog(logger), PageSize: set.PageSize}
+	aopts := aggregate.Options{Logger: logger, Version: "test", Audit: AuditLog(logger), PageSize: set.PageSize,
+		Telemetry: set.Telemetry}
 	if set.Interceptors != nil {
 		aopts.Interceptors = set.Interceptors(specs)
 	}
@@ -116,6 +120,7 @@ func startInProcess(t testing.TB, set *testSetup, log io.Writer, specs ...catalo
 		Limits:         set.Limits,
 		MaxSessions:    set.MaxSessions,
 		AllowedOrigins: set.AllowedOrigins,
+		Telemetry:      set.Telemetry,
 		Servers: func() []supervisor.Status {
 			var out []supervisor.Status
 			for _, s := range servers {
