@@ -34,15 +34,16 @@ import (
 
 // batchCall is one request of a batch the fast path answers.
 type batchCall struct {
-	msg  *rpcMessage
-	fw   aggregate.Forward // a forwarded request, as routed
-	task bool
-	list bool            // a list or ping, answered with page (listResult)
-	page json.RawMessage // read before anything runs
-	ctx  context.Context
-	stop context.CancelCauseFunc
-	res  json.RawMessage
-	err  error
+	msg   *rpcMessage
+	fw    aggregate.Forward // a forwarded request, as routed
+	task  bool
+	list  bool            // a list or ping, answered with page (listResult)
+	page  json.RawMessage // read before anything runs
+	items int             // the page's, for the list-size metric
+	ctx   context.Context
+	stop  context.CancelCauseFunc
+	res   json.RawMessage
+	err   error
 }
 
 // batch answers a batch and reports true, or reports false having written
@@ -106,11 +107,11 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 		}
 		switch {
 		case isListMethod(el.Method):
-			page, _, ok := f.listResult(el)
+			page, items, ok := f.listResult(el)
 			if !ok {
 				return false // the single request would be the SDK's too
 			}
-			c.list, c.page = true, page
+			c.list, c.page, c.items = true, page, items
 		case c.task:
 		case !aggregate.ForwardsRaw(el.Method):
 			return false
@@ -186,6 +187,7 @@ func (f *fastPath) batch(w http.ResponseWriter, r *http.Request, sid string, msg
 		switch {
 		case c.list:
 			member, raw = "result", c.page
+			f.endList(f.serveList(r, sid, c.msg), c.msg.Method, c.items)
 		case errors.Is(context.Cause(c.ctx), errCancelledByAgent):
 			continue // no answer to a cancelled request
 		case errors.Is(c.err, aggregate.ErrNeedsSession):

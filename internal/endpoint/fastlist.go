@@ -21,22 +21,36 @@ func (f *fastPath) list(w http.ResponseWriter, r *http.Request, sid string, msg 
 	if !ok {
 		return false
 	}
-	var op *telemetry.Op
-	if t := f.e.opts.Telemetry; t != nil {
-		ctx := t.WithRequest(r.Context(), string(msg.ID), r.Header.Get("traceparent"), r.Header.Get("tracestate"), "tcp")
-		req := telemetry.Request{Method: msg.Method, Session: sid}
-		if t.Tracing() {
-			req.Traceparent, req.Tracestate = aggregate.TraceMeta(msg.Params)
-		}
-		_, op = t.Serve(ctx, req)
-	}
+	op := f.serveList(r, sid, msg)
 	writeResult(w, msg.ID, res)
+	f.endList(op, msg.Method, items)
+	return true
+}
+
+// serveList starts the served span and duration of a list or ping the
+// fast path answers, alone or in a batch; nil when telemetry is off.
+func (f *fastPath) serveList(r *http.Request, sid string, msg *rpcMessage) *telemetry.Op {
+	t := f.e.opts.Telemetry
+	if t == nil {
+		return nil
+	}
+	ctx := t.WithRequest(r.Context(), string(msg.ID), r.Header.Get("traceparent"), r.Header.Get("tracestate"), "tcp")
+	req := telemetry.Request{Method: msg.Method, Session: sid}
+	if t.Tracing() {
+		req.Traceparent, req.Tracestate = aggregate.TraceMeta(msg.Params)
+	}
+	_, op := t.Serve(ctx, req)
+	return op
+}
+
+// endList ends a list's or ping's op once answered, recording the number
+// of items of a list's page.
+func (f *fastPath) endList(op *telemetry.Op, method string, items int) {
 	f.lists.Add(1)
-	if msg.Method != "ping" {
+	if method != "ping" {
 		op.Items(items)
 	}
 	op.End("")
-	return true
 }
 
 // isListMethod reports whether method is one listResult answers.
