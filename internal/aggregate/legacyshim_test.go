@@ -117,9 +117,13 @@ func TestLegacyShimSDKPath(t *testing.T) {
 
 	res, err = cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"kinds": []string{"form", "url"}}})
 	// The server sees the agent's own capabilities and refuses before it asks (callercaps.go); the refusal
-	// names url, as the shim's own would.
+	// names url, as the shim's own would. It is the server's: shown the gateway's capabilities instead, the
+	// server would ask, and the shim would refuse in its own words.
 	if err != nil || !res.IsError || !strings.Contains(strings.ToLower(textOf(t, res)), "url") {
 		t.Fatalf("ask with URL elicitation the agent did not declare: want an isError result naming it, got %+v %v", res, err)
+	}
+	if txt := textOf(t, res); !strings.Contains(txt, "the server needs a capability this client did not declare") {
+		t.Errorf("the refusal is not the server's (it was not shown the agent's capabilities): %s", txt)
 	}
 	if n := askedSoFar(); n != 2 {
 		t.Errorf("the agent was asked %d requests, want still 2", n)
