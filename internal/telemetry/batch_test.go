@@ -233,32 +233,25 @@ func TestBatcherExportsSampledSpansOnly(t *testing.T) {
 }
 
 func TestBatchFromEnv(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		return func(k string) string {
-			for i := 0; i+1 < len(kv); i += 2 {
-				if kv[i] == k {
-					return kv[i+1]
-				}
-			}
-			return ""
-		}
+	env := func(vars map[string]string) func(string) string {
+		return func(k string) string { return vars[k] }
 	}
-	o, err := batchFromEnv(env())
+	o, err := batchFromEnv(env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (batchOptions{delay: 5 * time.Second, timeout: 30 * time.Second, maxQueue: 2048, maxBatch: 512}); o != want {
 		t.Fatalf("defaults %+v, want the specification's %+v", o, want)
 	}
-	o, err = batchFromEnv(env("OTEL_BSP_SCHEDULE_DELAY", "250", "OTEL_BSP_EXPORT_TIMEOUT", " 1000 ",
-		"OTEL_BSP_MAX_QUEUE_SIZE", "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "10"))
+	o, err = batchFromEnv(env(map[string]string{"OTEL_BSP_SCHEDULE_DELAY": "250", "OTEL_BSP_EXPORT_TIMEOUT": " 1000 ",
+		"OTEL_BSP_MAX_QUEUE_SIZE": "100", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE": "10"}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := (batchOptions{delay: 250 * time.Millisecond, timeout: time.Second, maxQueue: 100, maxBatch: 10}); o != want {
 		t.Fatalf("got %+v, want %+v", o, want)
 	}
-	o, err = batchFromEnv(env("OTEL_BSP_MAX_QUEUE_SIZE", "64"))
+	o, err = batchFromEnv(env(map[string]string{"OTEL_BSP_MAX_QUEUE_SIZE": "64"}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +259,7 @@ func TestBatchFromEnv(t *testing.T) {
 		t.Fatalf("a batch of %d in a queue of 64: want it cut to the queue's size", o.maxBatch)
 	}
 	for _, bad := range []string{"0", "-5", "soon", "1.5"} {
-		_, err := batchFromEnv(env("OTEL_BSP_SCHEDULE_DELAY", bad))
+		_, err := batchFromEnv(env(map[string]string{"OTEL_BSP_SCHEDULE_DELAY": bad}))
 		if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), "OTEL_BSP_SCHEDULE_DELAY") {
 			t.Errorf("OTEL_BSP_SCHEDULE_DELAY=%q: got %v, want a config error naming the variable", bad, err)
 		}
