@@ -68,28 +68,34 @@ func askingServer(name string) *mcp.Server {
 	return s
 }
 
-// memGatewayOf serves, over HTTP, a gateway whose one upstream, name, is
-// srv connected in memory, and returns its URL, the gateway and its log.
-func memGatewayOf(t *testing.T, name string, srv *mcp.Server) (string, *aggregate.Gateway, *logs) {
+// memGatewayOf serves, over HTTP, a gateway of servers connected in
+// memory, by name, and returns its URL, the gateway and its log.
+func memGatewayOf(t *testing.T, servers map[string]*mcp.Server) (string, *aggregate.Gateway, *logs) {
 	t.Helper()
 	log := &logs{}
 	g := aggregate.New(aggregate.Options{Logger: zerolog.New(log)})
-	u := &memUpstream{name: name}
-	g.Add(u)
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A 2025-era session, as the supervisor pins: a 2026-era server asks
-	// its client nothing during a request.
-	cs, err := g.NewClient(name).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.cs = cs
-	if err := g.Sync(context.Background(), name, cs, nil); err != nil {
-		t.Fatal(err)
+	for name, srv := range servers {
+		u := &memUpstream{name: name}
+		g.Add(u)
+		ct, st := mcp.NewInMemoryTransports()
+		ss, err := srv.Connect(context.Background(), st, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A 2025-era session, as the supervisor pins: a 2026-era server
+		// asks its client nothing during a request.
+		cs, err := g.NewClient(name).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cs.Close()
+			ss.Close()
+		})
+		u.cs = cs
+		if err := g.Sync(context.Background(), name, cs, nil); err != nil {
+			t.Fatal(err)
+		}
 	}
 	g.Open()
 	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
@@ -98,8 +104,6 @@ func memGatewayOf(t *testing.T, name string, srv *mcp.Server) (string, *aggregat
 			s.Close()
 		}
 		hs.Close()
-		cs.Close()
-		ss.Close()
 	})
 	return hs.URL, g, log
 }
@@ -111,7 +115,7 @@ func memGatewayOf(t *testing.T, name string, srv *mcp.Server) (string, *aggregat
 // SDK client would refuse before its handler runs (the agent, a client
 // that takes it, declines it; the server hears the decline).
 func TestServerRequestsThroughTheSDKClient(t *testing.T) {
-	url, _, _ := memGatewayOf(t, "mem", askingServer("mem"))
+	url, _, _ := memGatewayOf(t, map[string]*mcp.Server{"mem": askingServer("mem")})
 	c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
 			return &mcp.CreateMessageResult{Model: "m1", Role: "assistant", Content: &mcp.TextContent{Text: "hello"}}, nil
@@ -169,7 +173,7 @@ func TestRelistFailureLogged(t *testing.T) {
 			return next(ctx, method, req)
 		}
 	})
-	url, _, log := memGatewayOf(t, "flaky", srv)
+	url, _, log := memGatewayOf(t, map[string]*mcp.Server{"flaky": srv})
 	failing.Store(true)
 	mcp.AddTool(srv, &mcp.Tool{Name: "second"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
