@@ -2,11 +2,14 @@ package aggregate_test
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
 // TestReadGoesWhereTheURICanBe: a resources/read goes to the servers the
@@ -48,4 +51,56 @@ func TestReadGoesWhereTheURICanBe(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `server "b"`) {
 		t.Errorf("read of a URI nobody names: %v, want the error of b, the first server with resources", err)
 	}
+}
+
+// TestCompletionOfARenamedPrompt: a completion/complete of a prompt
+// exported under another name (b's verbatim, after a's took the name)
+// reaches b with b's own name in its ref, on the SDK path and on the raw
+// path (Route and Send, as the endpoint sends it), where the rest of the
+// params stays as the agent wrote it.
+func TestCompletionOfARenamedPrompt(t *testing.T) {
+	url, _, g := startGatewayG(t, map[string]fixture.Options{"a": {Verbatim: true}, "b": {Verbatim: true}})
+	sid := rawInitialize(t, url)
+	const params = `{"ref":{"type":"ref/prompt","name":"b_verbatim"},"argument":{"name":"topic","value":"a"}}`
+	if got := rawRequest(t, url, sid, "completion/complete", params); string(got) != fixture.VerbatimCompletionJSON {
+		t.Errorf("completion of b_verbatim on the SDK path: %s", got)
+	}
+	f, ok := g.Route("completion/complete", json.RawMessage(params), false)
+	if !ok {
+		t.Fatal("Route declined the completion of b_verbatim")
+	}
+	if got, err := g.Send(ctxT(t), sessionOf(t, g, sid), &f, nil, nil); err != nil || string(got) != fixture.VerbatimCompletionJSON {
+		t.Errorf("completion of b_verbatim on the raw path: %s %v", got, err)
+	}
+	res := rawRequest(t, url, sid, "tools/call", `{"name":"b_`+fixture.ParamsSeenTool+`","arguments":{"method":"completion/complete"}}`)
+	var seen struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	var got []json.RawMessage
+	if err := json.Unmarshal(res, &seen); err != nil || len(seen.Content) != 1 {
+		t.Fatalf("params_seen: %s %v", res, err)
+	}
+	if err := json.Unmarshal([]byte(seen.Content[0].Text), &got); err != nil || len(got) != 2 {
+		t.Fatalf("params b saw: %s %v, want two requests'", seen.Content[0].Text, err)
+	}
+	want := strings.Replace(params, "b_verbatim", "verbatim", 1)
+	if canonical(t, got[0]) != canonical(t, json.RawMessage(want)) {
+		t.Errorf("b saw the SDK path's completion/complete with params %s, want %s", got[0], want)
+	}
+	if string(got[1]) != want {
+		t.Errorf("b saw the raw path's completion/complete with params %s, want %s", got[1], want)
+	}
+}
+
+// canonical is JSON re-encoded with sorted keys.
+func canonical(t *testing.T, b json.RawMessage) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	out, _ := json.Marshal(v)
+	return string(out)
 }
