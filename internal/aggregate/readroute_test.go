@@ -3,12 +3,15 @@ package aggregate_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
@@ -103,4 +106,36 @@ func canonical(t *testing.T, b json.RawMessage) string {
 	}
 	out, _ := json.Marshal(v)
 	return string(out)
+}
+
+// TestResourcesListPages: resources/list comes in pages of the gateway's
+// page size, each cursor leading to the next page, until every resource
+// has been listed once.
+func TestResourcesListPages(t *testing.T) {
+	url, _, _ := startGatewayOpts(t, map[string]fixture.Options{"a": {Name: "a"}}, aggregate.Options{PageSize: 1})
+	sid := rawInitialize(t, url)
+	var uris []string
+	cursor := ""
+	for range 10 {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":` + strconv.Quote(cursor) + `}`
+		}
+		var page struct {
+			Resources []struct {
+				URI string `json:"uri"`
+			} `json:"resources"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if res := rawRequest(t, url, sid, "resources/list", params); json.Unmarshal(res, &page) != nil || len(page.Resources) != 1 {
+			t.Fatalf("page after cursor %q: %s, want one resource", cursor, res)
+		}
+		uris = append(uris, page.Resources[0].URI)
+		if cursor = page.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if !slices.Contains(uris, fixture.SharedResourceURI) || !slices.Contains(uris, fixture.ResourceURI("a")) || len(slices.Compact(slices.Sorted(slices.Values(uris)))) != len(uris) {
+		t.Errorf("resources listed page by page: %v, want each of a's once", uris)
+	}
 }
