@@ -196,3 +196,51 @@ func TestRelistFailureLogged(t *testing.T) {
 		t.Errorf("tools after the failed re-list: %v, want [first]", got)
 	}
 }
+
+// TestRootsOutsideACallOnlyIfDeclared: outside any call, a server asking
+// for roots gets none from the only agent session when that session did
+// not declare the roots capability, though its client holds a root the
+// server must not see; once the agent that declared roots is the only
+// one, the server gets its roots.
+func TestRootsOutsideACallOnlyIfDeclared(t *testing.T) {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "asker", Version: "1"}, nil)
+	url, _, _ := memGatewayOf(t, map[string]*mcp.Server{"asker": srv})
+	var upstream *mcp.ServerSession
+	for ss := range srv.Sessions() {
+		upstream = ss
+	}
+	roots := func() string {
+		t.Helper()
+		res, err := upstream.ListRoots(ctxT(t), nil)
+		if err != nil {
+			t.Fatalf("roots/list outside a call: %v", err)
+		}
+		var uris []string
+		for _, r := range res.Roots {
+			uris = append(uris, r.URI)
+		}
+		return strings.Join(uris, " ")
+	}
+	agent := func(uri string, caps *mcp.ClientCapabilities) *mcp.ClientSession {
+		c := mcp.NewClient(&mcp.Implementation{Name: "agent", Version: "1"}, &mcp.ClientOptions{Capabilities: caps})
+		c.AddRoots(&mcp.Root{URI: uri})
+		cs, err := c.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A round trip after notifications/initialized: the session is
+		// the gateway's, initialized, when the server asks.
+		if err := cs.Ping(ctxT(t), nil); err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	rootless := agent("file:///undeclared", &mcp.ClientCapabilities{})
+	if got := roots(); got != "" {
+		t.Errorf("roots of the only session, which declared no roots: %q, want none", got)
+	}
+	rootless.Close()
+	declared := agent("file:///declared", &mcp.ClientCapabilities{RootsV2: &mcp.RootCapabilities{ListChanged: true}})
+	defer declared.Close()
+	waitFor(t, "the rootless session to be gone", func() bool { return roots() == "file:///declared" })
+}
