@@ -5,11 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
 // heldServer is a server whose tool "hold" sends its progress token on
@@ -120,5 +123,47 @@ func TestNotificationsOfACallAsSent(t *testing.T) {
 	want = `{"progressToken":"agent-tok","progress":2,"total":3}`
 	if got := notificationParams(t, nextEvent(t, events), "notifications/progress"); got != want {
 		t.Errorf("progress through the SDK client:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// TestLogOfARawCallGoesToItsStream: a call sent on the raw path by a
+// caller that streams (Route and Send with notify, as the endpoint sends
+// a call whose response is an event stream) gets the call's log messages
+// through notify, as the server sent them but tagged with its name, before
+// its result; the session's level filters them.
+func TestLogOfARawCallGoesToItsStream(t *testing.T) {
+	url, _, g := startGatewayG(t, map[string]fixture.Options{"a": {}})
+	sid := rawInitialize(t, url)
+	rawPost(t, url, sid, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"info"}}`).Body.Close()
+	ss := sessionOf(t, g, sid)
+	if !g.RawEligible(ss, false, true) {
+		t.Fatal("a session's call with a stream is not raw-eligible")
+	}
+	f, ok := g.Route("tools/call", json.RawMessage(`{"name":"log","arguments":{"level":"info","message":"m","count":2}}`), true)
+	if !ok {
+		t.Fatal("Route declined the call")
+	}
+	var got []string
+	notify := func(method string, params json.RawMessage) error {
+		got = append(got, method+" "+string(params)) // Send calls notify before it returns
+		return nil
+	}
+	if res, err := g.Send(ctxT(t), ss, &f, notify, nil); err != nil || !strings.Contains(string(res), "logged 2") {
+		t.Fatalf("log: %s %v", res, err)
+	}
+	want := []string{
+		`notifications/message {"data":"m 1","level":"info","logger":"a/fixture"}`,
+		`notifications/message {"data":"m 2","level":"info","logger":"a/fixture"}`,
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("notify got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	got = nil
+	f, _ = g.Route("tools/call", json.RawMessage(`{"name":"log","arguments":{"level":"debug","message":"m"}}`), true)
+	if res, err := g.Send(ctxT(t), ss, &f, notify, nil); err != nil || !strings.Contains(string(res), "logged 1") {
+		t.Fatalf("log at debug: %s %v", res, err)
+	}
+	if len(got) != 0 {
+		t.Errorf("a session at level info got %s", got)
 	}
 }
