@@ -39,8 +39,6 @@ func memGateway(tb testing.TB) (*Gateway, *mcp.ServerSession) {
 // memGatewayWith is memGateway with the gateway's options.
 func memGatewayWith(tb testing.TB, opts Options) (*Gateway, *mcp.ServerSession) {
 	tb.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	tb.Cleanup(cancel)
 	srv := mcp.NewServer(&mcp.Implementation{Name: "fx"}, nil)
 	mcp.AddTool(srv, &mcp.Tool{Name: "echo"}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{}, nil, nil
@@ -51,6 +49,17 @@ func memGatewayWith(tb testing.TB, opts Options) (*Gateway, *mcp.ServerSession) 
 	srv.AddResource(&mcp.Resource{Name: "doc", URI: "fx://doc"}, func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		return &mcp.ReadResourceResult{}, nil
 	})
+	g, ss, _ := memGatewayOf(tb, opts, srv, json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil)
+	return g, ss
+}
+
+// memGatewayOf is a gateway over srv, named "fx", whose raw requests are
+// all answered with res, opened, and an agent connected to it with copts
+// over in-memory transports: the gateway's session and the agent's.
+func memGatewayOf(tb testing.TB, opts Options, srv *mcp.Server, res json.RawMessage, copts *mcp.ClientOptions) (*Gateway, *mcp.ServerSession, *mcp.ClientSession) {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
 	st, ct := mcp.NewInMemoryTransports()
 	if _, err := srv.Connect(ctx, st, nil); err != nil {
 		tb.Fatal(err)
@@ -60,7 +69,7 @@ func memGatewayWith(tb testing.TB, opts Options) (*Gateway, *mcp.ServerSession) 
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = cs.Close() })
-	up := &memUpstream{name: "fx", cs: cs, res: json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`)}
+	up := &memUpstream{name: "fx", cs: cs, res: res}
 
 	g := New(opts)
 	g.Add(up)
@@ -77,12 +86,12 @@ func memGatewayWith(tb testing.TB, opts Options) (*Gateway, *mcp.ServerSession) 
 	if err != nil {
 		tb.Fatal(err)
 	}
-	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(ctx, ct, nil)
+	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, copts).Connect(ctx, ct, nil)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = agent.Close() })
-	return g, ss
+	return g, ss, agent
 }
 
 // benchForward forwards one request of method with params per iteration,
