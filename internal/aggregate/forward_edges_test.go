@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -121,5 +122,68 @@ func TestRawSendMeasured(t *testing.T) {
 	tel.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	if want := `mcp_server_operation_duration_seconds_count{gen_ai_tool_name="echo",mcp_method_name="tools/call"} 1`; !strings.Contains(rec.Body.String(), want) {
 		t.Errorf("the call forwarded on the raw path is not measured as served: no %s in\n%s", want, rec.Body.String())
+	}
+}
+
+// TestServerInfoVersion: the gateway names itself to agents with the
+// version it was given, "dev" when none.
+func TestServerInfoVersion(t *testing.T) {
+	for _, c := range []struct{ version, want string }{{"1.2.3", "1.2.3"}, {"", "dev"}} {
+		_, _, agent := memGatewayOf(t, Options{Version: c.version}, echoOnly(), json.RawMessage(`{}`), nil)
+		if got := agent.InitializeResult().ServerInfo; got.Name != "mcp-gateway" || got.Version != c.want {
+			t.Errorf("Version %q: serverInfo %+v, want version %q", c.version, got, c.want)
+		}
+	}
+}
+
+// TestExtrasOpenWithoutAHungServer: a server that never answers its
+// prompts/list does not hold every request about prompts and resources:
+// extrasWait after Open they are named without it, and the agent's
+// prompts/list is answered.
+func TestExtrasOpenWithoutAHungServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	release := make(chan struct{})
+	srv := echoOnly()
+	srv.AddPrompt(&mcp.Prompt{Name: "never"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return &mcp.GetPromptResult{}, nil
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "prompts/list" {
+				<-release
+				return nil, errors.New("released")
+			}
+			return next(ctx, method, req)
+		}
+	})
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := srv.Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "gateway"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	defer close(release) // before the session closes: its server waits for the answer
+	g := New(Options{})
+	g.extrasWait = time.Millisecond
+	g.Add(&memUpstream{name: "fx", cs: cs})
+	if err := g.Sync(ctx, "fx", cs, nil); err != nil {
+		t.Fatal(err)
+	}
+	g.Open()
+	st, ct = mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer agent.Close()
+	if res, err := agent.ListPrompts(ctx, nil); err != nil || len(res.Prompts) != 0 {
+		t.Fatalf("prompts/list while the only server never lists its prompts: %+v, %v; want none, answered", res, err)
 	}
 }

@@ -74,9 +74,8 @@ type Gateway struct {
 	view     ToolsView            // the default (search.go)
 	search   searchIndex          // the search view's index (search.go)
 	tel      *telemetry.Telemetry // nil: off
-	// decoded, if set, is called each time the raw path decodes a
-	// request's params (Gateway.decode): tests count them
-	// (export_test.go). Nil otherwise.
+	// decoded, if set, is called each time the raw path decodes a request's
+	// params (Gateway.decode): tests count them. Nil otherwise.
 	decoded func()
 
 	calls *inflight // forwarded calls, for routing what servers send back
@@ -100,10 +99,11 @@ type Gateway struct {
 
 	mu   sync.RWMutex
 	open bool
-	// Prompts and resources of the first start are listed in the
-	// background (see Sync): extrasOpen is set, and extrasReady closed,
-	// once every server's are in and named. extrasGen tells a listing
-	// that a restart superseded it.
+	// Prompts and resources of the first start are listed in the background (see Sync): extrasOpen
+	// is set, and extrasReady closed, once every server's are in and named. extrasGen tells a
+	// listing that a restart superseded it. extrasWait is how long after Open they wait for a
+	// server that has not listed them (extrasTimeout; tests shorten it).
+	extrasWait    time.Duration
 	extrasOpen    bool
 	extrasReady   chan struct{}
 	extrasPending map[string]*pendingExtras
@@ -175,6 +175,7 @@ func New(opts Options) *Gateway {
 			func(p *mcp.Prompt, name string) *mcp.Prompt { c := *p; c.Name = name; return &c }),
 		res:           newResourceSet(),
 		extrasReady:   make(chan struct{}),
+		extrasWait:    extrasTimeout,
 		extrasPending: make(map[string]*pendingExtras),
 	}
 	g.sl.infoMeta = serverInfoMeta(g.serverInfo())
@@ -247,7 +248,7 @@ func (g *Gateway) Open() {
 		go g.listExtras(server, p)
 	}
 	if len(g.extrasPending) > 0 {
-		time.AfterFunc(extrasTimeout, g.openExtrasAnyway)
+		time.AfterFunc(g.extrasWait, g.openExtrasAnyway)
 	}
 	g.openExtrasLocked(false)
 	g.mu.Unlock()
