@@ -1,0 +1,33 @@
+package aggregate_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
+)
+
+// TestListPageCompact: a server that writes its lists with spaces (valid
+// JSON an encoder would write without them) is listed to agents
+// compacted, as the SDK path's encoder sends lists: ListPage's bytes are
+// the SDK path's for every list.
+func TestListPageCompact(t *testing.T) {
+	url, _, g := startGatewayG(t, map[string]fixture.Options{"a": {Spaced: true}})
+	cs := connect(t, url, nil)
+	// The SDK path waits for every server's prompts to be named; ListPage
+	// leaves them to it until then.
+	if _, err := cs.ListPrompts(ctxT(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
+		page, _, ok, err := g.ListPage(m, "")
+		if !ok || err != nil {
+			t.Fatalf("ListPage(%s): %v %v", m, ok, err)
+		}
+		var out bytes.Buffer
+		if err := json.Compact(&out, page); err != nil || !bytes.Equal(out.Bytes(), page) {
+			t.Errorf("ListPage(%s) is not compact: %s", m, page)
+		}
+	}
+}
