@@ -3,8 +3,12 @@ package aggregate_test
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 )
 
@@ -29,5 +33,29 @@ func TestListPageCompact(t *testing.T) {
 		if err := json.Compact(&out, page); err != nil || !bytes.Equal(out.Bytes(), page) {
 			t.Errorf("ListPage(%s) is not compact: %s", m, page)
 		}
+	}
+}
+
+// TestPromptsPagedThroughTheSDKPath: an agent that pages through the
+// prompts with the cursor it was given gets each prompt once, in order.
+func TestPromptsPagedThroughTheSDKPath(t *testing.T) {
+	url, _, _ := startGatewayOpts(t, map[string]fixture.Options{"a": {Name: "a"}, "b": {Name: "b"}}, aggregate.Options{PageSize: 1})
+	cs := connect(t, url, nil)
+	var names []string
+	cursor := ""
+	for range 3 {
+		res, err := cs.ListPrompts(ctxT(t), &mcp.ListPromptsParams{Cursor: cursor})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Prompts {
+			names = append(names, p.Name)
+		}
+		if cursor = res.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if !slices.Equal(names, []string{"greet", "b_greet"}) || cursor != "" {
+		t.Errorf("prompts paged %v (next cursor %q), want [greet b_greet] and no more", names, cursor)
 	}
 }
