@@ -42,6 +42,12 @@ func (u *inputServer) calls() []json.RawMessage {
 // with copts, connected over in-memory transports.
 func shimGateway(t *testing.T, up *inputServer, copts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
+	return shimGatewayVersion(t, up, copts, "2025-11-25")
+}
+
+// shimGatewayVersion is shimGateway with an agent of protocol version.
+func shimGatewayVersion(t *testing.T, up *inputServer, copts *mcp.ClientOptions, version string) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	st, ct := mcp.NewInMemoryTransports()
@@ -64,7 +70,7 @@ func shimGateway(t *testing.T, up *inputServer, copts *mcp.ClientOptions) *mcp.C
 	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
 		t.Fatal(err)
 	}
-	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, copts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, copts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Fatal(err)
 	}
