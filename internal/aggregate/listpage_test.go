@@ -37,25 +37,29 @@ func TestListPageCompact(t *testing.T) {
 }
 
 // TestPromptsPagedThroughTheSDKPath: an agent that pages through the
-// prompts with the cursor it was given gets each prompt once, in order.
+// prompts with the cursor it was given gets each prompt once, in order,
+// one page each, the last without a next cursor.
 func TestPromptsPagedThroughTheSDKPath(t *testing.T) {
 	url, _, _ := startGatewayOpts(t, map[string]fixture.Options{"a": {Name: "a"}, "b": {Name: "b"}}, aggregate.Options{PageSize: 1})
 	cs := connect(t, url, nil)
-	var names []string
+	var pages [][]string
 	cursor := ""
 	for range 3 {
 		res, err := cs.ListPrompts(ctxT(t), &mcp.ListPromptsParams{Cursor: cursor})
 		if err != nil {
 			t.Fatal(err)
 		}
+		var names []string
 		for _, p := range res.Prompts {
 			names = append(names, p.Name)
 		}
+		pages = append(pages, names)
 		if cursor = res.NextCursor; cursor == "" {
 			break
 		}
 	}
-	if !slices.Equal(names, []string{"greet", "b_greet"}) || cursor != "" {
-		t.Errorf("prompts paged %v (next cursor %q), want [greet b_greet] and no more", names, cursor)
+	// The last page has no next cursor (not one to an empty page).
+	if want := [][]string{{"greet"}, {"b_greet"}}; !slices.EqualFunc(pages, want, slices.Equal) || cursor != "" {
+		t.Errorf("prompt pages %v (next cursor %q), want %v and no more", pages, cursor, want)
 	}
 }
