@@ -1,7 +1,9 @@
 package aggregate_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -40,6 +42,18 @@ func TestRawPathRenamedItems(t *testing.T) {
 	}
 	if res := send("tools/call", `{"name":"b_echo","arguments":{"text":"to b"}}`); !strings.Contains(res, `"text":"to b"`) || strings.Contains(res, `"isError":true`) {
 		t.Errorf("b_echo: %s", res)
+	}
+	// With a progress token, which the gateway replaces by one of its own.
+	f, ok := g.Route("tools/call", json.RawMessage(`{"_meta":{"progressToken":"p"},"name":"b_echo","arguments":{"text":"with progress"}}`), true)
+	if !ok {
+		t.Fatal("Route declined a call with a progress token and a stream")
+	}
+	notify := func(string, json.RawMessage) error { return nil }
+	ask := func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
+		return nil, errors.New("not asked")
+	}
+	if res, err := g.Send(ctx, ss, &f, notify, ask); err != nil || !strings.Contains(string(res), `"text":"with progress"`) {
+		t.Errorf("b_echo with a progress token: %s %v", res, err)
 	}
 	if res := send("prompts/get", `{"name":"b_greet","arguments":{"name":"Ada"}}`); !strings.Contains(res, `"description":"greeting from b"`) {
 		t.Errorf("b_greet: %s", res)
