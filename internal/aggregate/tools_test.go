@@ -121,7 +121,8 @@ func TestListToolsRawDeclines(t *testing.T) {
 				return nil, errors.New("unexpected request")
 			}
 			i++
-			return json.RawMessage(results[i-1]), nil
+			b := []byte(results[i-1])
+			return b[:len(b):len(b)], nil // nothing past the result to read by mistake
 		}
 	}
 	deep := `{"tools":[{"name":"d","inputSchema":` + strings.Repeat(`{"a":`, 1001) + `1` + strings.Repeat(`}`, 1001) + `}]}`
@@ -129,18 +130,23 @@ func TestListToolsRawDeclines(t *testing.T) {
 		"an error": func(context.Context, string, json.RawMessage) (json.RawMessage, error) {
 			return nil, errors.New("boom")
 		},
-		"an escape that could spell x-mcp-header": pages(`{"tools":[{"name":"e","inputSchema":{"type":"object","properties":{"a":{"type":"object","x-mcp-head\u0065r":"A"}}}}]}`),
-		"nesting deeper than the SDK decodes":     pages(deep),
-		"a cursor that repeats":                   pages(`{"tools":[],"nextCursor":"c"}`, `{"tools":[],"nextCursor":"c"}`),
-		"invalid JSON":                            pages(`{"tools":[`),
-		"a tools member that is not a list":       pages(`{"tools":{}}`),
-		"data after the result":                   pages(`{"tools":[]} {}`),
-		"a number a float64 cannot hold":          pages(`{"tools":[{"name":"n","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1e400}}}}]}`),
-		"invalid UTF-8":                           pages("{\"tools\":[{\"name\":\"n\",\"inputSchema\":{\"type\":\"object\",\"description\":\"caf\xe9\"}}]}"),
-		"a result member of the wrong type":       pages(`{"tools":[],"_meta":5}`),
-		"a lone high surrogate":                   pages(`{"tools":[{"name":"a","inputSchema":{"type":"object","description":"x\ud800y"}}]}`),
-		"a high surrogate before another escape":  pages(`{"tools":[{"name":"a","description":"\ud800\u00e9"}]}`),
-		"a lone low surrogate":                    pages(`{"tools":[{"name":"a","description":"\udc00"}]}`),
+		"an escape that could spell x-mcp-header":    pages(`{"tools":[{"name":"e","inputSchema":{"type":"object","properties":{"a":{"type":"object","x-mcp-head\u0065r":"A"}}}}]}`),
+		"nesting deeper than the SDK decodes":        pages(deep),
+		"a cursor that repeats":                      pages(`{"tools":[],"nextCursor":"c"}`, `{"tools":[],"nextCursor":"c"}`),
+		"invalid JSON":                               pages(`{"tools":[`),
+		"a tools member that is not a list":          pages(`{"tools":{}}`),
+		"data after the result":                      pages(`{"tools":[]} {}`),
+		"a number a float64 cannot hold":             pages(`{"tools":[{"name":"n","inputSchema":{"type":"object","properties":{"n":{"type":"number","maximum":1e400}}}}]}`),
+		"invalid UTF-8":                              pages("{\"tools\":[{\"name\":\"n\",\"inputSchema\":{\"type\":\"object\",\"description\":\"caf\xe9\"}}]}"),
+		"a result member of the wrong type":          pages(`{"tools":[],"_meta":5}`),
+		"a lone high surrogate":                      pages(`{"tools":[{"name":"a","inputSchema":{"type":"object","description":"x\ud800y"}}]}`),
+		"a high surrogate before another escape":     pages(`{"tools":[{"name":"a","description":"\ud800\u00e9"}]}`),
+		"a lone low surrogate":                       pages(`{"tools":[{"name":"a","description":"\udc00"}]}`),
+		"a lone high surrogate after another escape": pages(`{"tools":[{"name":"a","description":"\u00e9\ud800"}]}`),
+		"a high surrogate before a non-surrogate":    pages(`{"tools":[{"name":"a","description":"\ud800\ue000"}]}`),
+		"a high surrogate after a lone one":          pages(`{"tools":[{"name":"a","description":"\ud800\ud800"}]}`),
+		"a result cut inside an escape":              pages(`{"tools":[{"name":"\u00`),
+		"a result cut after a high surrogate":        pages(`{"tools":[{"name":"\ud800`),
 	} {
 		if _, _, ok := listToolsRaw(context.Background(), rt); ok {
 			t.Errorf("%s: the raw lister took it", name)
@@ -157,6 +163,12 @@ func TestListToolsRawDeclines(t *testing.T) {
 	got2, _, ok := listToolsRaw(context.Background(), pages(`{"tools":[{"name":"caf\u00e9","description":"\u00e9t\u00e9 \ud83d\ude00","inputSchema":{"type":"object"}}]}`))
 	if !ok || len(got2) != 1 || got2[0].Name != "café" || got2[0].Description != "été 😀" {
 		t.Errorf("a listing with non-ASCII escapes: %v, %v", got2, ok)
+	}
+	// The first and the last character beyond the BMP, each a pair of
+	// surrogates at the bounds of their ranges.
+	got3, _, ok := listToolsRaw(context.Background(), pages(`{"tools":[{"name":"p","description":"\ud800\udc00 \udbff\udfff","inputSchema":{"type":"object"}}]}`))
+	if !ok || len(got3) != 1 || got3[0].Description != "\U00010000 \U0010FFFF" {
+		t.Errorf("a listing with the first and last surrogate pairs: %v, %v", got3, ok)
 	}
 	// Kept as sent: decoding into maps would round the number.
 	if s := string(got[1].InputSchema.(json.RawMessage)); !strings.Contains(s, "10000000000000000001") {
@@ -314,6 +326,11 @@ func TestNumbersFitFloat64(t *testing.T) {
 		`{"a":` + strings.Repeat("9", 400) + `}`:   false,
 		`{"a":"unterminated 1e400`:                 true, // decoding refuses it anyway
 		`{"a":true,"e":false,"n":null}`:            true,
+		`{"a":1e+300,"b":2E-300}`:                  true,  // a signed exponent is one number
+		`{"a":"","b":1e400}`:                       false, // an empty string ends at once
+		`{"a":"\"","b":1e400}`:                     false, // so does one after an escaped quote
+		`{"a":1`:                                   true,  // a number at the very end, cut: decoding refuses it
+		`{"a":1e400`:                               false,
 	} {
 		if got := numbersFitFloat64([]byte(in)); got != want {
 			t.Errorf("numbersFitFloat64(%s) = %v, want %v", in, got, want)
