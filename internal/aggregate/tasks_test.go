@@ -44,3 +44,34 @@ func TestTaskStatusOfUnknownTask(t *testing.T) {
 		t.Error("a status is still held after the call ended")
 	}
 }
+
+// TestIsTaskRequest: the 2025 task path takes tasks/* and a tools/call
+// whose params ask for a task, unless the request claims the 2026 revision
+// or a later one (the tasks extension's handlers answer those); a "task"
+// elsewhere (in the arguments) or a null task is a plain call.
+func TestIsTaskRequest(t *testing.T) {
+	claim := func(v string) string { return `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `"}` }
+	for _, c := range []struct {
+		method, params string
+		want           bool
+	}{
+		{"tasks/get", `{"taskId":"t"}`, true},
+		{"tasks/list", ``, true},
+		{"tools/call", `{"name":"t","task":{}}`, true},
+		{"tools/call", `{"name":"t","task":{"ttl":60000},` + claim("2025-11-25") + `}`, true},
+		{"tools/call", `{"name":"t","task":{},` + claim(StatelessRevision) + `}`, false},
+		{"tools/call", `{"name":"t","task":{},` + claim("2027-01-01") + `}`, false},
+		{"tasks/get", `{"taskId":"t",` + claim(StatelessRevision) + `}`, false},
+		{"tools/call", `{"name":"t","\u0074ask":{}}`, true},
+		{"tools/call", `{"name":"t"}`, false},
+		{"tools/call", `{"name":"t","arguments":{"task":{"due":"today"}}}`, false},
+		{"tools/call", `{"name":"t","arguments":{"\u00e9":"task"}}`, false},
+		{"tools/call", `{"name":"t","task":null}`, false},
+		{"tools/call", `{"name":"t","task":{}`, false},
+		{"prompts/get", `{"name":"t","task":{}}`, false},
+	} {
+		if got := IsTaskRequest(c.method, json.RawMessage(c.params)); got != c.want {
+			t.Errorf("IsTaskRequest(%s, %s) = %v, want %v", c.method, c.params, got, c.want)
+		}
+	}
+}
