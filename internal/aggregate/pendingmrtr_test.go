@@ -2,6 +2,10 @@ package aggregate_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -63,4 +67,92 @@ func TestPendingPromptAndRead(t *testing.T) {
 	if n := sampled.Load(); n != 2 {
 		t.Errorf("after resources/read the agent was asked %d times, want twice", n)
 	}
+}
+
+// TestPendingSecondRoundUntyped: a server whose tool asks in two rounds of
+// input requests, on the 2025-era session the gateway holds (a Go SDK
+// server: its shim answers the first round itself, through the gateway's
+// pending call, and sends the second as a plain result, without
+// resultType), gives a 2026-era agent that second round typed
+// input_required, with the server's own requestState; the agent's retry
+// with it reaches the server, which answers with both answers. The agent
+// is plain HTTP: the Go SDK's client would take the untyped round for one
+// too (it looks at inputRequests only), other clients go by resultType.
+// Its requests reach the gateway with their params as sent, as the
+// endpoint passes them: decoded, the retry's state and answers would not
+// reach the server.
+func TestPendingSecondRoundUntyped(t *testing.T) {
+	_, _, g := startGatewayG(t, map[string]fixture.Options{"a": {Name: "a", Tools: []string{"echo"}, SamplingExtras: true}})
+	sl := httptest.NewServer(withRawParams(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() },
+		&mcp.StreamableHTTPOptions{Stateless: true})))
+	t.Cleanup(sl.Close)
+	type round struct {
+		ResultType    string `json:"resultType"`
+		RequestState  string `json:"requestState"`
+		InputRequests map[string]struct {
+			Method string `json:"method"`
+		} `json:"inputRequests"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	call := func(extra string) (r round) {
+		t.Helper()
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"agent","version":"1"}}`
+		body := post2026(t, sl.URL, "tools/call", fixture.SamplingRoundsTool, `{"name":"`+fixture.SamplingRoundsTool+`",`+meta+extra+`}`)
+		if res := resultIn(body); res == nil || json.Unmarshal(res, &r) != nil {
+			t.Fatalf("tools/call: no result in %s", body)
+		}
+		return r
+	}
+	answer := func(key, text string) string {
+		return `"` + key + `":{"role":"assistant","model":"m1","content":{"type":"text","text":"` + text + `"}}`
+	}
+
+	first := call("")
+	if first.ResultType != "input_required" || !strings.HasPrefix(first.RequestState, "gw1.") || len(first.InputRequests) != 1 {
+		t.Fatalf("first answer: %+v, want the gateway's InputRequiredResult with the server's one request", first)
+	}
+	var key string
+	for k, r := range first.InputRequests {
+		if key = k; r.Method != "sampling/createMessage" {
+			t.Fatalf("first round: %s %s, want sampling/createMessage", k, r.Method)
+		}
+	}
+	second := call(`,"inputResponses":{` + answer(key, "answer to first") + `},"requestState":"` + first.RequestState + `"`)
+	if second.ResultType != "input_required" || second.RequestState != "round2:answer to first" || len(second.InputRequests) != 1 {
+		t.Fatalf("second answer: %+v, want the server's second round typed input_required with its own state", second)
+	}
+	if _, ok := second.InputRequests["second"]; !ok {
+		t.Fatalf("second round: %+v, want the server's request \"second\"", second.InputRequests)
+	}
+	last := call(`,"inputResponses":{` + answer("second", "answer to second") + `},"requestState":"` + second.RequestState + `"`)
+	if want := "first: answer to first; second: answer to second"; last.ResultType != "complete" || len(last.Content) != 1 || last.Content[0].Text != want {
+		t.Errorf("last answer: %+v, want the result %q", last, want)
+	}
+}
+
+// resultIn returns the result of the one JSON-RPC response in body (plain
+// JSON or an SSE stream), or nil.
+func resultIn(body string) json.RawMessage {
+	msgs := []string{body}
+	if !strings.HasPrefix(strings.TrimSpace(body), "{") {
+		msgs = nil
+		for _, line := range strings.Split(body, "\n") {
+			if data, ok := strings.CutPrefix(line, "data: "); ok {
+				msgs = append(msgs, data)
+			}
+		}
+	}
+	for _, m := range msgs {
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if json.Unmarshal([]byte(m), &msg) == nil && len(msg.ID) > 0 && msg.Result != nil {
+			return msg.Result
+		}
+	}
+	return nil
 }
