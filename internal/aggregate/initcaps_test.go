@@ -24,7 +24,8 @@ func (u *rawInitUpstream) InitializeResultRaw() json.RawMessage { return u.raw }
 // come from the SDK's decoding of a server's initialize result when its
 // upstream keeps none as sent ("p", whose prompts the agent is told of),
 // or keeps one without a capabilities member ("q": its decoded ones too,
-// and the agent's initialize does not fail on it).
+// and the agent's initialize does not fail on it). Neither has tools: the
+// agent is told of tools with listChanged all the same.
 func TestCapabilitiesWithoutRawInitialize(t *testing.T) {
 	g := aggregate.New(aggregate.Options{})
 	p := &memUpstream{name: "p"}
@@ -54,6 +55,9 @@ func TestCapabilitiesWithoutRawInitialize(t *testing.T) {
 	}
 	if string(m["prompts"]) != `{"listChanged":true}` {
 		t.Errorf("capabilities %s, want p's prompts (listChanged)", caps)
+	}
+	if string(m["tools"]) != `{"listChanged":true}` {
+		t.Errorf("capabilities %s, want tools with listChanged, which the gateway adds when no server has tools", caps)
 	}
 	if _, ok := m["resources"]; ok {
 		t.Errorf("capabilities %s, want no resources (neither server has any)", caps)
