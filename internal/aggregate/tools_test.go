@@ -18,7 +18,10 @@ import (
 )
 
 // onReady starts a real fixture server under a supervisor and runs check
-// with its fresh session and raw round trip, as Sync gets them.
+// with its fresh session and raw round trip, as Sync gets them. check runs
+// on the test's goroutine while OnReady waits for it: a t.Fatal in check
+// then ends the test, where on the supervisor's goroutine it ended only
+// OnReady, and the test waited for s.Run to the end of its context.
 func onReady(t *testing.T, fx fixture.Options, check func(ctx context.Context, cs *mcp.ClientSession, raw RoundTrip)) {
 	t.Helper()
 	argv, env := fixture.Command(fx)
@@ -27,12 +30,22 @@ func onReady(t *testing.T, fx fixture.Options, check func(ctx context.Context, c
 		k, v, _ := strings.Cut(kv, "=")
 		envs[k] = v
 	}
-	ran := make(chan struct{})
+	type ready struct {
+		ctx context.Context
+		cs  *mcp.ClientSession
+		raw RoundTrip
+	}
+	readyc := make(chan ready)
+	checked := make(chan struct{})
 	s := supervisor.New(catalog.ServerSpec{Name: "fx", Kind: catalog.KindLocal, Command: argv, Env: envs}, supervisor.Options{
 		Logger: zerolog.Nop(),
 		OnReady: func(ctx context.Context, _ *supervisor.Server, cs *mcp.ClientSession, raw supervisor.RoundTrip) error {
-			defer close(ran)
-			check(ctx, cs, raw)
+			select {
+			case readyc <- ready{ctx, cs, raw}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			<-checked
 			return nil
 		},
 	})
@@ -40,10 +53,16 @@ func onReady(t *testing.T, fx fixture.Options, check func(ctx context.Context, c
 	done := make(chan struct{})
 	go func() { s.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
-	if err := s.WaitStarted(ctx); err != nil {
-		t.Fatal(err)
+	started := make(chan error, 1) // the first start ends only after check, unless it fails
+	go func() { started <- s.WaitStarted(ctx) }()
+	var r ready
+	select {
+	case r = <-readyc:
+	case err := <-started:
+		t.Fatalf("the fixture did not start: %v", err)
 	}
-	<-ran
+	defer close(checked)
+	check(r.ctx, r.cs, r.raw)
 }
 
 // asJSON is v encoded and decoded again into generic values, so that a tool
