@@ -2,11 +2,7 @@ package aggregate_test
 
 import (
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"testing"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
 )
@@ -40,15 +36,7 @@ func TestCapabilitiesWithoutRawInitialize(t *testing.T) {
 			ss.Close()
 		})
 	}
-	g.Open()
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
-	t.Cleanup(func() {
-		for s := range g.Server().Sessions() {
-			s.Close()
-		}
-		hs.Close()
-	})
-	caps := capabilitiesOf(t, initializeResult(t, hs.URL))
+	caps := capabilitiesOf(t, initializeResult(t, serveGateway(t, g)))
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(caps, &m); err != nil {
 		t.Fatalf("capabilities %s: %v", caps, err)

@@ -58,6 +58,15 @@ func startV2Gateway(t *testing.T) string {
 	if err := s.WaitStarted(ctx); err != nil {
 		t.Fatalf("start v2server: %v\nlog:\n%s", err, log)
 	}
+	return serveGateway(t, g)
+}
+
+// serveGateway opens g and serves it over HTTP through the SDK's own
+// streamable handler (the aggregate's SDK path, not the endpoint's raw
+// one) until the test ends, when its sessions are closed before the
+// server. Cleanups registered before it run after it.
+func serveGateway(t *testing.T, g *aggregate.Gateway) string {
+	t.Helper()
 	g.Open()
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
 	t.Cleanup(func() {

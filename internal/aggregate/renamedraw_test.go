@@ -2,8 +2,6 @@ package aggregate_test
 
 import (
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,15 +63,7 @@ func startV2Servers(t *testing.T, names ...string) string {
 			t.Fatalf("start %s: %v\nlog:\n%s", s.Name(), err, log)
 		}
 	}
-	g.Open()
-	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
-	t.Cleanup(func() {
-		for ss := range g.Server().Sessions() {
-			ss.Close()
-		}
-		srv.Close()
-	})
-	return srv.URL
+	return serveGateway(t, g)
 }
 
 // TestRewrittenResourcesAsListed: of two servers publishing the same

@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -97,15 +95,7 @@ func memGatewayOf(t *testing.T, servers map[string]*mcp.Server) (string, *aggreg
 			t.Fatal(err)
 		}
 	}
-	g.Open()
-	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, nil))
-	t.Cleanup(func() {
-		for s := range g.Server().Sessions() {
-			s.Close()
-		}
-		hs.Close()
-	})
-	return hs.URL, g, log
+	return serveGateway(t, g), g, log
 }
 
 // TestServerRequestsThroughTheSDKClient: a server's roots/list,

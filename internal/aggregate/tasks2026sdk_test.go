@@ -2,7 +2,6 @@ package aggregate_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -26,30 +25,11 @@ func ask2026(t *testing.T, url, method, name, members string, declares bool) (re
 	if members != "" {
 		members += ","
 	}
-	body := `{"jsonrpc":"2.0","id":1,"method":"` + method + `","params":{` + members + `"_meta":{"io.modelcontextprotocol/protocolVersion":"` +
-		aggregate.StatelessRevision + `","io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":{"name":"agent","version":"1"}}}}`
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", aggregate.StatelessRevision)
-	req.Header.Set("Mcp-Method", method)
-	if name != "" {
-		req.Header.Set("Mcp-Name", name)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	data := strings.TrimSpace(string(b))
-	for _, line := range strings.Split(string(b), "\n") {
+	params := `{` + members + `"_meta":{"io.modelcontextprotocol/protocolVersion":"` +
+		aggregate.StatelessRevision + `","io.modelcontextprotocol/clientCapabilities":` + caps + `,"io.modelcontextprotocol/clientInfo":{"name":"agent","version":"1"}}}`
+	b := post2026(t, url, method, name, params)
+	data := strings.TrimSpace(b)
+	for _, line := range strings.Split(b, "\n") {
 		if d, ok := strings.CutPrefix(line, "data: "); ok && strings.Contains(d, `"id"`) {
 			data = d
 		}
@@ -59,7 +39,7 @@ func ask2026(t *testing.T, url, method, name, members string, declares bool) (re
 		Error  json.RawMessage `json:"error"`
 	}
 	if err := json.Unmarshal([]byte(data), &msg); err != nil {
-		t.Fatalf("%s: %d %q: %v", method, resp.StatusCode, b, err)
+		t.Fatalf("%s: %q: %v", method, b, err)
 	}
 	return msg.Result, msg.Error
 }
