@@ -24,16 +24,7 @@ import (
 // aggregate's SDK path, not the endpoint's raw one. It skips without node or test/ts's node_modules.
 func startV2Gateway(t *testing.T) string {
 	t.Helper()
-	ts, err := filepath.Abs(filepath.Join("..", "..", "test", "ts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(ts, "node_modules", "@modelcontextprotocol", "server")); err != nil {
-		t.Skip("test/ts/node_modules not installed; run 'npm ci' in test/ts")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed")
-	}
+	ts := tsDir(t)
 	log := &logs{}
 	logger := zerolog.New(log)
 	g := aggregate.New(aggregate.Options{Logger: logger})
@@ -59,6 +50,23 @@ func startV2Gateway(t *testing.T) string {
 		t.Fatalf("start v2server: %v\nlog:\n%s", err, log)
 	}
 	return serveGateway(t, g)
+}
+
+// tsDir is test/ts, where the TypeScript SDK's test servers are; it skips
+// the test without node or test/ts's node_modules.
+func tsDir(t *testing.T) string {
+	t.Helper()
+	ts, err := filepath.Abs(filepath.Join("..", "..", "test", "ts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ts, "node_modules", "@modelcontextprotocol", "server")); err != nil {
+		t.Skip("test/ts/node_modules not installed; run 'npm ci' in test/ts")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not installed")
+	}
+	return ts
 }
 
 // serveGateway opens g and serves it over HTTP through the SDK's own

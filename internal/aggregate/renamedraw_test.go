@@ -2,8 +2,6 @@ package aggregate_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,16 +21,7 @@ import (
 // node or test/ts's node_modules.
 func startV2Servers(t *testing.T, names ...string) string {
 	t.Helper()
-	ts, err := filepath.Abs(filepath.Join("..", "..", "test", "ts"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(ts, "node_modules", "@modelcontextprotocol", "server")); err != nil {
-		t.Skip("test/ts/node_modules not installed; run 'npm ci' in test/ts")
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed")
-	}
+	ts := tsDir(t)
 	log := &logs{}
 	logger := zerolog.New(log)
 	g := aggregate.New(aggregate.Options{Logger: logger})
