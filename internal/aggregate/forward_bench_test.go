@@ -94,6 +94,22 @@ func memGatewayOf(tb testing.TB, opts Options, srv *mcp.Server, res json.RawMess
 	return g, ss, agent
 }
 
+// connectAgent connects a Go SDK client to g's merged server over
+// in-memory transports, closed when the test ends.
+func connectAgent(t *testing.T, ctx context.Context, g *Gateway) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
+		t.Fatal(err)
+	}
+	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = agent.Close() })
+	return agent
+}
+
 // benchForward forwards one request of method with params per iteration,
 // as the fast path does for a client that can take a stream.
 func benchForward(b *testing.B, method, params string) {

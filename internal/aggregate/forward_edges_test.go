@@ -174,15 +174,7 @@ func TestExtrasOpenWithoutAHungServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Open()
-	st, ct = mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer agent.Close()
+	agent := connectAgent(t, ctx, g)
 	if res, err := agent.ListPrompts(ctx, nil); err != nil || len(res.Prompts) != 0 {
 		t.Fatalf("prompts/list while the only server never lists its prompts: %+v, %v; want none, answered", res, err)
 	}

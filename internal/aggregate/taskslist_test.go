@@ -76,17 +76,14 @@ func TestTasksListAsTheServerSent(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		var created struct{ Task task }
-		if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskID == "" {
-			t.Fatalf("not a created task: %s %v", res, err)
-		}
+		taskID := createdTask(t, res)
 		got, err := g.Task(ctx, ss, nil, "tasks/list", nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ids, m := list(got)
-		if len(ids) != 1 || ids[0] != created.Task.TaskID {
-			t.Errorf("tasks/list %s: tasks %v, want only %s, once", got, ids, created.Task.TaskID)
+		if len(ids) != 1 || ids[0] != taskID {
+			t.Errorf("tasks/list %s: tasks %v, want only %s, once", got, ids, taskID)
 		}
 		if len(m) == 0 || !sameJSON(t, m, []byte(meta)) {
 			t.Errorf("tasks/list %s: _meta %s, want the server's %s", got, m, meta)
@@ -105,11 +102,7 @@ func TestTasksListAsTheServerSent(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var created struct{ Task task }
-			if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskID == "" {
-				t.Fatalf("not a created task: %s %v", res, err)
-			}
-			want = append(want, created.Task.TaskID)
+			want = append(want, createdTask(t, res))
 		}
 		got, err := g.Task(ctx, ss, nil, "tasks/list", nil)
 		if err != nil {
@@ -136,15 +129,8 @@ func TestTaskErrorsAsTheServerSent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var created struct {
-		Task struct {
-			TaskID string `json:"taskId"`
-		} `json:"task"`
-	}
-	if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskID == "" {
-		t.Fatalf("not a created task: %s %v", res, err)
-	}
-	_, err = g.Task(ctx, ss, nil, "tasks/result", json.RawMessage(`{"taskId":"`+created.Task.TaskID+`"}`))
+	taskID := createdTask(t, res)
+	_, err = g.Task(ctx, ss, nil, "tasks/result", json.RawMessage(`{"taskId":"`+taskID+`"}`))
 	var wire *jsonrpc.Error
 	if !errors.As(err, &wire) || wire.Code != -32603 || !strings.Contains(wire.Message, "task failed as asked") || !strings.Contains(wire.Message, `"a"`) {
 		t.Errorf("tasks/result of a failed task: %v, want the server's -32603 \"task failed as asked\", naming server a", err)
@@ -165,16 +151,9 @@ func TestTasksListPastAFailingServer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var created struct {
-		Task struct {
-			TaskID string `json:"taskId"`
-		} `json:"task"`
-	}
-	if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskID == "" {
-		t.Fatalf("not a created task: %s %v", res, err)
-	}
+	taskID := createdTask(t, res)
 	list, err := g.Task(ctx, ss, nil, "tasks/list", nil)
-	if err != nil || !strings.Contains(string(list), `"taskId":"`+created.Task.TaskID+`"`) {
+	if err != nil || !strings.Contains(string(list), `"taskId":"`+taskID+`"`) {
 		t.Errorf("tasks/list with b failing: %s %v, want a's task", list, err)
 	}
 	other := sessionOf(t, g, rawInitialize(t, url))
@@ -183,4 +162,18 @@ func TestTasksListPastAFailingServer(t *testing.T) {
 	if !errors.As(err, &wire) || !strings.Contains(wire.Message, "tasks/list failed as asked") || !strings.Contains(wire.Message, `"b"`) {
 		t.Errorf("tasks/list of a session without tasks, b failing: %s %v, want b's error", list, err)
 	}
+}
+
+// createdTask is the taskId of a CreateTaskResult.
+func createdTask(t *testing.T, res json.RawMessage) string {
+	t.Helper()
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	if err := json.Unmarshal(res, &created); err != nil || created.Task.TaskID == "" {
+		t.Fatalf("not a created task: %s %v", res, err)
+	}
+	return created.Task.TaskID
 }

@@ -29,15 +29,7 @@ func TestTracedStartsAndRequests(t *testing.T) {
 		t.Fatal(err)
 	}
 	g, _ := memGatewayWith(t, Options{Telemetry: tel})
-	st, ct := mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer agent.Close()
+	agent := connectAgent(t, ctx, g)
 	if _, err := agent.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -35,15 +35,7 @@ func TestToolsListedPageByPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Open()
-	st, ct = mcp.NewInMemoryTransports()
-	if _, err := g.Server().Connect(ctx, st, nil); err != nil {
-		t.Fatal(err)
-	}
-	agent, err := mcp.NewClient(&mcp.Implementation{Name: "agent"}, nil).Connect(ctx, ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer agent.Close()
+	agent := connectAgent(t, ctx, g)
 	var got []string
 	var params *mcp.ListToolsParams // nil: the first request has no params
 	for pages := 0; ; pages++ {
