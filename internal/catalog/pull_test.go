@@ -258,6 +258,7 @@ func TestPullNPM(t *testing.T) {
 // fails saying so, and the next step still runs. The timeout leaves a shell on a loaded machine the
 // time to start its child and say its pid; the step never ends by itself.
 func TestPullTimeout(t *testing.T) {
+	t.Parallel()
 	steps := []InstallStep{
 		{Server: "stuck", Argv: sh(`sleep 300 & echo "pid=$!"; wait`), Timeout: 3 * time.Second},
 		{Server: "next", Argv: sh(`echo ran`)},
