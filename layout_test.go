@@ -39,7 +39,7 @@ func packageLayers() [][]string {
 		// 1. Programs: the commands, and the ones built only by tests and benchmarks.
 		{"cmd/mcp-gateway", "cmd/mcp-gateway-plugin-host", "bench", "bench/noopplugin",
 			"examples/interceptor-plugin", "internal/intercept/testplugin",
-			"test/conformance/everything-server"},
+			"test/conformance/everything-server", "test/mutate"},
 		// 2. One gateway's life: start the servers, serve, shut down.
 		{"internal/gateway"},
 		// 3. The two faces an agent talks to: streamable HTTP, and one session over stdio.
