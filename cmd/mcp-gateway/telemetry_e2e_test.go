@@ -63,7 +63,8 @@ func TestTelemetryEndToEnd(t *testing.T) {
 			"headers": map[string]string{"Authorization": "Bearer ${WEATHER_REMOTE_KEY}"}},
 	})
 	// An interceptor that denies local's echo with long arguments: its
-	// decision shows as an event of the call's span and in a counter.
+	// decision shows as an event of the call's span and in a counter; the
+	// echo call it lets through, in the counter alone.
 	icpt := filepath.Join(sb.dir, "interceptors.json")
 	if err := os.WriteFile(icpt, []byte(`{"interceptors":[{"name":"short-args","type":"sizeGuard",`+
 		`"servers":["local"],"tools":["echo"],"maxArgumentBytes":200}]}`), 0o644); err != nil {
@@ -296,8 +297,10 @@ func TestTelemetryEndToEnd(t *testing.T) {
 	for _, m := range fams["mcp_gateway_interceptor_decisions_total"].GetMetric() {
 		decisions[label(m, "mcp_gateway_interceptor_name")+":"+label(m, "mcp_gateway_interceptor_outcome")] = m.GetCounter().GetValue()
 	}
-	if len(decisions) != 1 || decisions["short-args:deny"] != 1 {
-		t.Errorf("interceptor decisions %v, want short-args:deny 1", decisions)
+	// The one echo call it let through is a pass; local's other tools
+	// (fail, params_seen) are out of its scope and weather's not its.
+	if len(decisions) != 2 || decisions["short-args:deny"] != 1 || decisions["short-args:pass"] != 1 {
+		t.Errorf("interceptor decisions %v, want short-args:deny 1, short-args:pass 1", decisions)
 	}
 	if l := fams["mcp_gateway_list_size"].GetMetric(); len(l) != 1 || label(l[0], "mcp_method_name") != "tools/list" ||
 		l[0].GetHistogram().GetSampleCount() != 1 || l[0].GetHistogram().GetSampleSum() != float64(len(tools.Tools)) {

@@ -40,8 +40,9 @@ func (g *Gateway) hooked(server, tool string) bool {
 // the audit's account of what interceptors did, and an error as the agent
 // sees it (an interceptor's failure names the interceptor).
 func (g *Gateway) runHooks(ctx context.Context, c *intercept.Call, next intercept.Next) (json.RawMessage, string, error) {
-	res, trace, err := g.icpt.Call(ctx, c, next)
+	res, trace, passed, err := g.icpt.Call(ctx, c, next)
 	telemetry.Decisions(ctx, trace)
+	telemetry.Passes(ctx, passed)
 	if err != nil {
 		var wire *jsonrpc.Error
 		if !errors.As(err, &wire) {

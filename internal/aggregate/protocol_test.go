@@ -21,6 +21,7 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/catalog"
 	"github.com/mcp-gateway/mcp-gateway/internal/fixture"
 	"github.com/mcp-gateway/mcp-gateway/internal/supervisor"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 func TestMain(m *testing.M) {
@@ -59,11 +60,11 @@ func startGatewayG(t *testing.T, servers map[string]fixture.Options) (url string
 }
 
 // startGatewayOpts is startGatewayG with the gateway's options (its logger
-// is set here).
+// is set here, with the trace ids hook the command's logger has).
 func startGatewayOpts(t *testing.T, servers map[string]fixture.Options, opts aggregate.Options) (url string, log *logs, g *aggregate.Gateway) {
 	t.Helper()
 	log = &logs{}
-	logger := zerolog.New(log)
+	logger := zerolog.New(log).Hook(telemetry.LogHook{})
 	opts.Logger = logger
 	g = aggregate.New(opts)
 	ctx, cancel := context.WithCancel(context.Background())

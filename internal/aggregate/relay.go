@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/rawjson"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // NewClient returns the MCP client the gateway uses to talk to server. Its
@@ -344,7 +345,9 @@ func (g *Gateway) caller(server, feature string, supports func(*mcp.ClientCapabi
 			Message: fmt.Sprintf("mcp-gateway: %s request from %q outside any agent request; nothing to route it to", feature, server)}
 	}
 	if !exact {
-		g.log.Info().Str("server", server).Str("feature", feature).Msg("several sessions call this server; routing to the latest caller")
+		// Written on the server's reader, outside any request's context:
+		// the call it routes to gives the line its trace.
+		g.log.Info().Ctx(c.ctx).Str("server", server).Str("feature", feature).Msg("several sessions call this server; routing to the latest caller")
 	}
 	if ip := c.initializeParams(); ip != nil && (ip.Capabilities == nil || !supports(ip.Capabilities)) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
@@ -356,12 +359,26 @@ func (g *Gateway) caller(server, feature string, supports func(*mcp.ClientCapabi
 // relist re-lists one kind of item of a server after it announced a change.
 // It runs off the notification goroutine: the SDK handles an upstream's
 // notifications one at a time, and listing waits for responses.
+//
+// A change announced while one agent session's calls are in flight to the
+// server is most likely that call's doing (a tool that adds tools): the
+// re-list's log lines carry that call's trace ids (telemetry.WithIDsOf),
+// not its context, whose end must not end the re-list. The gateway cannot
+// tell such a change from one the server made on its own; with calls of
+// several sessions in flight it does not guess.
 func (g *Gateway) relist(server string, cs *mcp.ClientSession, kind string) {
+	about := context.Background()
+	if g.tel != nil {
+		if c, exact := g.calls.latest(server); c != nil && exact {
+			about = c.ctx
+		}
+	}
 	go func() {
 		// Bounded like the first listing: a server that stops answering
 		// must not hold this goroutine forever.
 		ctx, cancel := context.WithTimeout(context.Background(), extrasTimeout)
 		defer cancel()
+		ctx = telemetry.WithIDsOf(ctx, about)
 		caps := cs.InitializeResult().Capabilities
 		if caps == nil {
 			return
@@ -405,7 +422,7 @@ func (g *Gateway) relist(server string, cs *mcp.ClientSession, kind string) {
 			}
 		}
 		if err != nil {
-			g.log.Warn().Err(err).Str("server", server).Str("kind", kind).Msg("re-list after list_changed")
+			g.log.Warn().Ctx(ctx).Err(err).Str("server", server).Str("kind", kind).Msg("re-list after list_changed")
 		}
 	}()
 }

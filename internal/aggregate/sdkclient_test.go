@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // The servers here are connected over in-memory transports, as a remote
@@ -70,8 +71,16 @@ func askingServer(name string) *mcp.Server {
 // memory, by name, and returns its URL, the gateway and its log.
 func memGatewayOf(t *testing.T, servers map[string]*mcp.Server) (string, *aggregate.Gateway, *logs) {
 	t.Helper()
+	return memGatewayOpts(t, servers, aggregate.Options{})
+}
+
+// memGatewayOpts is memGatewayOf with the gateway's options; its logger
+// is set here, with the trace ids hook the command's logger has.
+func memGatewayOpts(t *testing.T, servers map[string]*mcp.Server, opts aggregate.Options) (string, *aggregate.Gateway, *logs) {
+	t.Helper()
 	log := &logs{}
-	g := aggregate.New(aggregate.Options{Logger: zerolog.New(log)})
+	opts.Logger = zerolog.New(log).Hook(telemetry.LogHook{})
+	g := aggregate.New(opts)
 	for name, srv := range servers {
 		u := &memUpstream{name: name}
 		g.Add(u)

@@ -19,8 +19,9 @@ import (
 //     serves;
 //   - sendTraced: the same around Send, the raw path;
 //   - syncTraced: a span per start and restart of a server;
-//   - runHooks: interceptors' decisions as events of the served span
-//     and a count (telemetry.Decisions);
+//   - runHooks: interceptors' decisions that changed a call as events of
+//     the served span and a count (telemetry.Decisions), and those that
+//     let it through unchanged as a count alone (telemetry.Passes);
 //   - tracedCallRaw: a client span around every request forwarded to a server,
 //     whose _meta then carries the span as traceparent, so that a server
 //     that reads it continues the trace.

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // The fast path answers the lists (tools, prompts, resources, resource
@@ -185,7 +186,10 @@ func (f *fastPath) call(w http.ResponseWriter, r *http.Request, ss *mcp.ServerSe
 	}
 	if stream != nil && stream.close() {
 		if n := stream.droppedCount(); n > 0 {
-			f.e.log.Warn().Str("session", sid).Int("dropped", n).Msg("notifications of a call dropped: its agent was not reading its stream")
+			// Written after the call's span ended: Served gives it the
+			// span's ids all the same.
+			f.e.log.Warn().Ctx(telemetry.Served(ctx)).Str("session", sid).Int("dropped", n).
+				Msg("notifications of a call dropped: its agent was not reading its stream")
 		}
 		// Started: the response ends the stream (none for a call the
 		// agent cancelled).

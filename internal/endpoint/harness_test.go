@@ -91,7 +91,7 @@ func inProcessGatewayOf(t *testing.T, set *testSetup, log io.Writer, specs ...ca
 func startInProcess(t testing.TB, set *testSetup, log io.Writer, specs ...catalog.ServerSpec) (url, token string, e *Endpoint, stop func() error) {
 	t.Helper()
 	token = "churn-token"
-	logger := zerolog.New(log)
+	logger := zerolog.New(log).Hook(telemetry.LogHook{}) // as the command's logger has it
 	aopts := aggregate.Options{Logger: logger, Version: "test", Audit: AuditLog(logger), PageSize: set.PageSize,
 		Telemetry: set.Telemetry}
 	if set.Interceptors != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcp-gateway/mcp-gateway/internal/aggregate"
+	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
 // The fast path of a 2026-era tools/call: the request carries everything
@@ -74,7 +75,8 @@ func (f *fastPath) serveStateless(w http.ResponseWriter, r *http.Request, msg *r
 	f.stateless.Add(1)
 	if stream != nil && stream.close() {
 		if n := stream.droppedCount(); n > 0 {
-			f.e.log.Warn().Int("dropped", n).Msg("notifications of a 2026-era call dropped: its agent was not reading its stream")
+			f.e.log.Warn().Ctx(telemetry.Served(ctx)).Int("dropped", n).
+				Msg("notifications of a 2026-era call dropped: its agent was not reading its stream")
 		}
 		switch {
 		case r.Context().Err() != nil: // the agent closed the stream: the call was cancelled

@@ -48,21 +48,21 @@ func TestToolFilters(t *testing.T) {
 func TestSizeGuard(t *testing.T) {
 	e := engine(t, `{"interceptors":[{"name":"size","type":"sizeGuard","maxArgumentBytes":50,"maxResultBytes":60}]}`, nil)
 	u := &upstream{}
-	res, trace, err := e.Call(context.Background(), call(strings.Repeat("a", 50)), u.next)
+	res, trace, _, err := e.Call(context.Background(), call(strings.Repeat("a", 50)), u.next)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, isErr := resultText(t, res); !isErr || !strings.Contains(got, "arguments are 61 bytes; at most 50") || u.calls.Load() != 0 {
 		t.Errorf("big arguments: %q, trace %v", got, trace)
 	}
-	res, trace, err = e.Call(context.Background(), call(strings.Repeat("b", 30)), u.next)
+	res, trace, _, err = e.Call(context.Background(), call(strings.Repeat("b", 30)), u.next)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, isErr := resultText(t, res); !isErr || !strings.Contains(got, "was 74 bytes; at most 60 are allowed") || strings.Join(trace, ",") != "size:replace" {
 		t.Errorf("big result: %q, trace %v", got, trace)
 	}
-	res, _, err = e.Call(context.Background(), call("ok"), u.next)
+	res, _, _, err = e.Call(context.Background(), call("ok"), u.next)
 	if got, _ := resultText(t, res); err != nil || got != "echo:ok" {
 		t.Errorf("small call: %q, %v", got, err)
 	}
@@ -79,7 +79,7 @@ func TestSecretGuardRedacts(t *testing.T) {
 	// In the arguments (spelled with an escape, which must not hide it),
 	// masked before the server sees them; and in the result, as echoed.
 	c := call(`token s3cr3t-github\u002dvalue and key remote-api-key-123 and DEBUG=1`)
-	res, trace, err := e.Call(context.Background(), c, u.next)
+	res, trace, _, err := e.Call(context.Background(), c, u.next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestSecretGuardRedacts(t *testing.T) {
 	leak := func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"content":[{"type":"text","text":"found ghp_abcdefghijklmnopqrstuvwxyz0123456789 in .env"}]}`), nil
 	}
-	res, trace, err = e.Call(context.Background(), call("x"), leak)
+	res, trace, _, err = e.Call(context.Background(), call("x"), leak)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestSecretGuardRedacts(t *testing.T) {
 func TestSecretGuardRefuses(t *testing.T) {
 	e := engine(t, `{"interceptors":[{"name":"secrets","type":"secretGuard","mode":"refuse"}]}`, guardServers)
 	u := &upstream{}
-	res, _, err := e.Call(context.Background(), call("send s3cr3t-github-value away"), u.next)
+	res, _, _, err := e.Call(context.Background(), call("send s3cr3t-github-value away"), u.next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestSecretGuardRefuses(t *testing.T) {
 	leak := func(context.Context, json.RawMessage) (json.RawMessage, error) {
 		return json.RawMessage(`{"content":[{"type":"text","text":"AKIAIOSFODNN7EXAMPLE"}]}`), nil
 	}
-	res, _, err = e.Call(context.Background(), call("x"), leak)
+	res, _, _, err = e.Call(context.Background(), call("x"), leak)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestSecretGuardDuplicateNames(t *testing.T) {
 		"configured value first": dup("s3cr3t-github-value", "harmless"),
 	} {
 		u := &upstream{}
-		res, _, err := refuse.Call(context.Background(), c, u.next)
+		res, _, _, err := refuse.Call(context.Background(), c, u.next)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +204,7 @@ func TestSecretGuardDuplicateNames(t *testing.T) {
 		sent = args
 		return json.RawMessage(`{"content":[{"type":"text","text":"ok"}]}`), nil
 	}
-	if _, _, err := mask.Call(context.Background(), dup(token, "harmless"), record); err != nil {
+	if _, _, _, err := mask.Call(context.Background(), dup(token, "harmless"), record); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(string(sent), "ghp_") || len(sent) == 0 {

@@ -65,7 +65,7 @@ func BenchmarkPluginCall(b *testing.B) {
 	u := &upstream{}
 	c := call("hello")
 	for b.Loop() {
-		if _, _, err := e.Call(context.Background(), c, u.next); err != nil {
+		if _, _, _, err := e.Call(context.Background(), c, u.next); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -22,18 +22,18 @@ func TestSizeGuardEdges(t *testing.T) {
 	const n = 61 // len(`{"text":"` + 50 bytes + `"}`)
 	args := strings.Repeat("a", 50)
 	atBound := engine(t, `{"interceptors":[{"name":"size","type":"sizeGuard","maxArgumentBytes":61,"maxResultBytes":94}]}`, nil)
-	res, _, err := atBound.Call(context.Background(), call(args), (&upstream{}).next)
+	res, _, _, err := atBound.Call(context.Background(), call(args), (&upstream{}).next)
 	if got, isErr := resultText(t, res); err != nil || isErr || got != "echo:"+args {
 		t.Errorf("arguments of exactly maxArgumentBytes (%d), a result of exactly maxResultBytes: %q (isError %v), %v", n, got, isErr, err)
 	}
 	resultsOnly := engine(t, `{"interceptors":[{"name":"size","type":"sizeGuard","maxResultBytes":1000}]}`, nil)
-	if res, _, err := resultsOnly.Call(context.Background(), call(args), (&upstream{}).next); err != nil {
+	if res, _, _, err := resultsOnly.Call(context.Background(), call(args), (&upstream{}).next); err != nil {
 		t.Fatal(err)
 	} else if got, isErr := resultText(t, res); isErr {
 		t.Errorf("a guard of results alone refused arguments: %q", got)
 	}
 	argsOnly := engine(t, `{"interceptors":[{"name":"size","type":"sizeGuard","maxArgumentBytes":1000}]}`, nil)
-	if res, _, err := argsOnly.Call(context.Background(), call(args), (&upstream{}).next); err != nil {
+	if res, _, _, err := argsOnly.Call(context.Background(), call(args), (&upstream{}).next); err != nil {
 		t.Fatal(err)
 	} else if got, isErr := resultText(t, res); isErr {
 		t.Errorf("a guard of arguments alone replaced the result: %q", got)
@@ -64,7 +64,7 @@ func TestSecretGuardEdges(t *testing.T) {
 		{"a 8-chars! b", "echo:a [REDACTED] b"},
 		{"a outer-inner-secret-x b", "echo:a [REDACTED] b"},
 	} {
-		res, _, err := e.Call(context.Background(), call(c.text), (&upstream{}).next)
+		res, _, _, err := e.Call(context.Background(), call(c.text), (&upstream{}).next)
 		if got, _ := resultText(t, res); err != nil || got != c.want {
 			t.Errorf("%q: %q, %v; want %q", c.text, got, err, c.want)
 		}
@@ -77,7 +77,7 @@ func TestSecretGuardEdges(t *testing.T) {
 	}
 	c := call("x")
 	c.Arguments = json.RawMessage(`{"inner-secret":1}`)
-	if _, trace, err := e.Call(context.Background(), c, next); err != nil || strings.Join(trace, ",") != "g:rewrite" {
+	if _, trace, _, err := e.Call(context.Background(), c, next); err != nil || strings.Join(trace, ",") != "g:rewrite" {
 		t.Fatalf("a secret in a member name: trace %v, %v", trace, err)
 	}
 	if string(sent) != `{"[REDACTED]":1}` {
@@ -85,7 +85,7 @@ func TestSecretGuardEdges(t *testing.T) {
 	}
 	// Patterns alone: no configured values at all.
 	p := engine(t, `{"interceptors":[{"name":"g","type":"secretGuard"}]}`, nil)
-	res, _, err := p.Call(context.Background(), call("AKIAIOSFODNN7EXAMPLE"), (&upstream{}).next)
+	res, _, _, err := p.Call(context.Background(), call("AKIAIOSFODNN7EXAMPLE"), (&upstream{}).next)
 	if got, _ := resultText(t, res); err != nil || got != "echo:[REDACTED]" {
 		t.Errorf("a guard of patterns alone: %q, %v", got, err)
 	}
@@ -126,7 +126,7 @@ func TestAfterHookInvalidDecision(t *testing.T) {
 	doc = strings.Replace(doc, `"hooks":["tools"],"tools":["echo","env"]`, `"hooks":["after"]`, 1)
 	e := engine(t, doc, nil)
 	u := &upstream{}
-	_, _, err := e.Call(context.Background(), call("x"), u.next)
+	_, _, _, err := e.Call(context.Background(), call("x"), u.next)
 	if err == nil || !strings.Contains(err.Error(), `answered action "deny" to an after hook`) || u.calls.Load() != 1 {
 		t.Errorf("after hook answering deny: %v (server calls %d)", err, u.calls.Load())
 	}

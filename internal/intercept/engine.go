@@ -212,11 +212,36 @@ func (e *Engine) Applies(server, tool string) bool {
 
 // Call runs the chain around next: every before hook in order (a deny or a
 // respond ends the walk), the server unless answered, then every after hook
-// in order. It returns the result for the agent and, for the audit log, what
-// each interceptor that denied or changed the call did ("name:action").
-// Errors are next's as they are, or an *Error for an interceptor that
-// failed closed.
-func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage, []string, error) {
+// in order. It returns the result for the agent; for the audit log, what
+// each interceptor that denied or changed the call did ("name:action");
+// and, for the decisions metric, the names of the interceptors that saw the
+// call (ran a hook at it) and let it through unchanged at every hook they
+// ran, each once, so that what interceptors see can be counted, not only
+// what they change. Errors are next's as they are, or an *Error for an
+// interceptor that failed closed.
+func (e *Engine) Call(ctx context.Context, c *Call, next Next) (res json.RawMessage, changed, passed []string, err error) {
+	var ran []string
+	res, changed, err = e.call(ctx, c, next, &ran)
+	return res, changed, passes(ran, changed), err
+}
+
+// passes filters ran (the interceptors that ran a hook at a call, in
+// order, each once) to those with no entry in trace, in place.
+func passes(ran, trace []string) []string {
+	out := ran[:0]
+	for _, name := range ran {
+		if !slices.ContainsFunc(trace, func(d string) bool { return d[:strings.LastIndexByte(d, ':')] == name }) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// call is Call's walk; it notes in ran each interceptor that runs a hook.
+func (e *Engine) call(ctx context.Context, c *Call, next Next, ran *[]string) (json.RawMessage, []string, error) {
 	var trace []string
 	args := c.Arguments
 	req := func(hook contract.Hook, result json.RawMessage) *contract.Request {
@@ -229,6 +254,7 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage,
 		if !l.hooks(contract.HookBefore) || !l.inScope(c.Server, c.Tool) {
 			continue
 		}
+		*ran = append(*ran, l.spec.Name)
 		d, err := l.before(ctx, req(contract.HookBefore, nil))
 		if err == nil {
 			err = checkBefore(&d)
@@ -269,6 +295,9 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (json.RawMessage,
 	for _, l := range e.chain {
 		if !l.hooks(contract.HookAfter) || !l.inScope(c.Server, c.Tool) {
 			continue
+		}
+		if !slices.Contains(*ran, l.spec.Name) {
+			*ran = append(*ran, l.spec.Name)
 		}
 		d, err := l.after(ctx, req(contract.HookAfter, res))
 		if err == nil {

@@ -83,7 +83,7 @@ func TestPluginDecisions(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.text, func(t *testing.T) {
 			u := &upstream{}
-			res, trace, err := e.Call(context.Background(), call(c.text), u.next)
+			res, trace, _, err := e.Call(context.Background(), call(c.text), u.next)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -120,7 +120,7 @@ func names(tools []*mcp.Tool) string {
 
 func TestPluginNeverGetsGatewayToken(t *testing.T) {
 	e := engine(t, pluginConfig(testPluginBin(t), ""), nil, "GATEWAY_ACCESS_TOKEN=secret-gateway-token")
-	res, _, err := e.Call(context.Background(), call("token"), (&upstream{}).next)
+	res, _, _, err := e.Call(context.Background(), call("token"), (&upstream{}).next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func interceptorError(t *testing.T, err error, want string) {
 
 func pid(t *testing.T, e *Engine) string {
 	t.Helper()
-	res, _, err := e.Call(context.Background(), call("pid"), (&upstream{}).next)
+	res, _, _, err := e.Call(context.Background(), call("pid"), (&upstream{}).next)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestPluginCrashFailsClosedAndRestarts(t *testing.T) {
 	e := engine(t, pluginConfig(testPluginBin(t), ""), nil)
 	before := pid(t, e)
 	u := &upstream{}
-	_, trace, err := e.Call(context.Background(), call("crash"), u.next)
+	_, trace, _, err := e.Call(context.Background(), call("crash"), u.next)
 	interceptorError(t, err, "plugin failed")
 	if u.calls.Load() != 0 || strings.Join(trace, ",") != "tp:failed" {
 		t.Errorf("upstream calls %d, trace %v: a failed-closed call must not reach the server", u.calls.Load(), trace)
@@ -170,12 +170,12 @@ func TestPluginCrashFailsClosedAndRestarts(t *testing.T) {
 func TestPluginCrashLoopBacksOff(t *testing.T) {
 	e := engine(t, pluginConfig(testPluginBin(t), ""), nil)
 	for range 2 {
-		_, _, err := e.Call(context.Background(), call("crash"), (&upstream{}).next)
+		_, _, _, err := e.Call(context.Background(), call("crash"), (&upstream{}).next)
 		interceptorError(t, err, "plugin failed")
 	}
 	// Two crashes in a row: the plugin stays down for the backoff, and
 	// hooks fail fast meanwhile.
-	_, _, err := e.Call(context.Background(), call("hello"), (&upstream{}).next)
+	_, _, _, err := e.Call(context.Background(), call("hello"), (&upstream{}).next)
 	interceptorError(t, err, "plugin is down; next restart in")
 }
 
@@ -186,7 +186,7 @@ func TestPluginHangTimesOutAndRestarts(t *testing.T) {
 	e := engine(t, pluginConfig(testPluginBin(t), `,"timeout":"60s"`), nil)
 	before := pid(t, e)
 	e.chain[0].spec.Timeout = 300 * time.Millisecond // between calls: no call reads it now
-	_, _, err := e.Call(context.Background(), call("hang"), (&upstream{}).next)
+	_, _, _, err := e.Call(context.Background(), call("hang"), (&upstream{}).next)
 	e.chain[0].spec.Timeout = time.Minute
 	interceptorError(t, err, "no answer within 300ms")
 	if after := pid(t, e); after == before {
@@ -196,9 +196,9 @@ func TestPluginHangTimesOutAndRestarts(t *testing.T) {
 
 func TestPluginGarbageFailsClosed(t *testing.T) {
 	e := engine(t, pluginConfig(testPluginBin(t), ""), nil)
-	_, _, err := e.Call(context.Background(), call("garbage"), (&upstream{}).next)
+	_, _, _, err := e.Call(context.Background(), call("garbage"), (&upstream{}).next)
 	interceptorError(t, err, `answered action "explode" to a before hook`)
-	_, _, err = e.Call(context.Background(), call("error"), (&upstream{}).next)
+	_, _, _, err = e.Call(context.Background(), call("error"), (&upstream{}).next)
 	interceptorError(t, err, "plugin refuses to decide")
 }
 
@@ -206,7 +206,7 @@ func TestPluginFailOpen(t *testing.T) {
 	e := engine(t, pluginConfig(testPluginBin(t), `,"failOpen":true,"timeout":"300ms"`), nil)
 	for _, text := range []string{"garbage", "error", "crash", "hang"} {
 		u := &upstream{}
-		res, trace, err := e.Call(context.Background(), call(text), u.next)
+		res, trace, _, err := e.Call(context.Background(), call(text), u.next)
 		if err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
@@ -254,14 +254,14 @@ func TestExamplePlugin(t *testing.T) {
 	if got := names(e.Visible(context.Background(), "fs", tools)); got != "read_file" {
 		t.Errorf("visible %s, want read_file", got)
 	}
-	res, _, err := e.Call(context.Background(), call("rm -rf /"), (&upstream{}).next)
+	res, _, _, err := e.Call(context.Background(), call("rm -rf /"), (&upstream{}).next)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, isErr := resultText(t, res); !isErr || !strings.Contains(got, "destructive commands are not allowed") {
 		t.Errorf("rm -rf: %q (isError %v)", got, isErr)
 	}
-	res, _, err = e.Call(context.Background(), call("ls"), (&upstream{}).next)
+	res, _, _, err = e.Call(context.Background(), call("ls"), (&upstream{}).next)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -91,7 +91,7 @@ func TestExecDecisions(t *testing.T) {
 				sent = args
 				return u.next(ctx, args)
 			}
-			res, trace, err := e.Call(context.Background(), call(c.text), next)
+			res, trace, _, err := e.Call(context.Background(), call(c.text), next)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +154,7 @@ func TestExecFailures(t *testing.T) {
 		{answers, "typo", `answered an invalid decision: json: unknown field "acton"`},
 	} {
 		u := &upstream{}
-		_, _, err := c.e.Call(context.Background(), call(c.text), u.next)
+		_, _, _, err := c.e.Call(context.Background(), call(c.text), u.next)
 		interceptorError(t, err, c.want)
 		if u.calls.Load() != 0 {
 			t.Errorf("%s: the server was called", c.text)
@@ -176,7 +176,7 @@ func TestExecFailOpen(t *testing.T) {
 		e    *Engine
 		text string
 	}{{answers, "fail"}, {hangs, "hang"}, {answers, "garbage"}} {
-		res, trace, err := c.e.Call(context.Background(), call(c.text), (&upstream{}).next)
+		res, trace, _, err := c.e.Call(context.Background(), call(c.text), (&upstream{}).next)
 		if err != nil {
 			t.Fatalf("%s: %v", c.text, err)
 		}
@@ -213,7 +213,7 @@ func TestExecStderrIsLogged(t *testing.T) {
 	var logs syncBuffer
 	e := New(cfg, nil, Options{Logger: zerolog.New(&logs)})
 	defer e.Close()
-	_, _, err = e.Call(context.Background(), call("fail"), (&upstream{}).next)
+	_, _, _, err = e.Call(context.Background(), call("fail"), (&upstream{}).next)
 	interceptorError(t, err, "status 7")
 	if !strings.Contains(logs.String(), `"interceptor":"tp","stream":"stderr","line":"failing on purpose"`) {
 		t.Errorf("log lacks the command's stderr:\n%s", logs.String())
@@ -232,7 +232,7 @@ func TestFailOpenLogHasTraceIDs(t *testing.T) {
 	var logs syncBuffer
 	e := New(cfg, nil, Options{Logger: zerolog.New(&logs).Hook(telemetry.LogHook{})})
 	defer e.Close()
-	if _, _, err := e.Call(context.Background(), call("fail"), (&upstream{}).next); err != nil {
+	if _, _, _, err := e.Call(context.Background(), call("fail"), (&upstream{}).next); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(logs.String(), "trace_id") {
@@ -242,7 +242,7 @@ func TestFailOpenLogHasTraceIDs(t *testing.T) {
 	sid, _ := oteltrace.SpanIDFromHex("b7ad6b7169203331")
 	ctx := oteltrace.ContextWithSpanContext(context.Background(), oteltrace.NewSpanContext(oteltrace.SpanContextConfig{
 		TraceID: tid, SpanID: sid, TraceFlags: oteltrace.FlagsSampled}))
-	if _, _, err := e.Call(ctx, call("fail"), (&upstream{}).next); err != nil {
+	if _, _, _, err := e.Call(ctx, call("fail"), (&upstream{}).next); err != nil {
 		t.Fatal(err)
 	}
 	want := `"trace_id":"0af7651916cd43dd8448eb211c80319c","span_id":"b7ad6b7169203331","message":"interceptor failed; letting the call through (failOpen)"`

@@ -96,7 +96,7 @@ func TestPluginBackoff(t *testing.T) {
 // its run of failures, so that its next crash restarts it at once.
 func TestPluginSuccessResetsFailures(t *testing.T) {
 	e := engine(t, pluginConfig(testPluginBin(t), ""), nil)
-	_, _, err := e.Call(context.Background(), call("crash"), (&upstream{}).next)
+	_, _, _, err := e.Call(context.Background(), call("crash"), (&upstream{}).next)
 	interceptorError(t, err, "plugin failed")
 	pid(t, e) // restarted, and answered
 	p := e.chain[0].run.(*pluginRunner)
@@ -106,7 +106,7 @@ func TestPluginSuccessResetsFailures(t *testing.T) {
 	if failures != 0 {
 		t.Errorf("%d failures counted after the restarted plugin answered, want 0", failures)
 	}
-	_, _, err = e.Call(context.Background(), call("crash"), (&upstream{}).next)
+	_, _, _, err = e.Call(context.Background(), call("crash"), (&upstream{}).next)
 	interceptorError(t, err, "plugin failed")
 	pid(t, e) // a second crash, not in a row: restarted at once
 }
@@ -124,7 +124,7 @@ func TestEngineCloseEndsPlugins(t *testing.T) {
 	if alive(host) {
 		t.Errorf("the plugin host %d runs after Close returned", host)
 	}
-	_, _, err := e.Call(context.Background(), call("pid"), (&upstream{}).next)
+	_, _, _, err := e.Call(context.Background(), call("pid"), (&upstream{}).next)
 	interceptorError(t, err, "shutting down")
 }
 
@@ -197,7 +197,7 @@ func TestPluginCancelReachesPlugin(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hung := make(chan error, 1)
 	go func() {
-		_, _, err := e.Call(ctx, call("hang"), (&upstream{}).next)
+		_, _, _, err := e.Call(ctx, call("hang"), (&upstream{}).next)
 		hung <- err
 	}()
 	p := e.chain[0].run.(*pluginRunner)

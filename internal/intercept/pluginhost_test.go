@@ -58,7 +58,7 @@ func TestPluginOwnErrorsKeepItRunning(t *testing.T) {
 	e := engine(t, pluginConfig(testPluginBin(t), ""), nil)
 	before := pid(t, e)
 	for text, want := range map[string]string{"status": "plugin finds the arguments invalid", "error": "plugin refuses to decide"} {
-		_, _, err := e.Call(context.Background(), call(text), (&upstream{}).next)
+		_, _, _, err := e.Call(context.Background(), call(text), (&upstream{}).next)
 		interceptorError(t, err, want)
 	}
 	if after := pid(t, e); after != before {
@@ -73,7 +73,7 @@ func TestPluginCallerDeadlineIsNotAHang(t *testing.T) {
 	before := pid(t, e)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	_, _, err := e.Call(ctx, call("hang"), (&upstream{}).next)
+	_, _, _, err := e.Call(ctx, call("hang"), (&upstream{}).next)
 	if !errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "no answer within") {
 		t.Fatalf("error %v, want the caller's deadline, not a hook timeout", err)
 	}
@@ -90,7 +90,7 @@ func TestPluginCallsAreConcurrent(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hung := make(chan error, 1)
 	go func() {
-		_, _, err := e.Call(ctx, call("hang"), (&upstream{}).next)
+		_, _, _, err := e.Call(ctx, call("hang"), (&upstream{}).next)
 		hung <- err
 	}()
 	p := e.chain[0].run.(*pluginRunner)
@@ -127,7 +127,7 @@ func TestPluginOrphanIsKilledWithItsGroup(t *testing.T) {
 	pidFile := filepath.Join(t.TempDir(), "child.pid")
 	e := engine(t, pluginConfig(testPluginBin(t), ""), nil, "TESTPLUGIN_PIDFILE="+pidFile)
 	before := pid(t, e)
-	_, _, err := e.Call(context.Background(), call("orphan"), (&upstream{}).next)
+	_, _, _, err := e.Call(context.Background(), call("orphan"), (&upstream{}).next)
 	interceptorError(t, err, "plugin failed")
 	if after := pid(t, e); after == before || after == "" {
 		t.Errorf("pid before %s, after %s: want a new plugin", before, after)

@@ -13,7 +13,7 @@ func TestPluginKilledAtTimeoutLeavesNoSocket(t *testing.T) {
 	tmp := t.TempDir()
 	e := engine(t, pluginConfig(testPluginBin(t), `,"failOpen":true,"timeout":"300ms"`), nil, "TMPDIR="+tmp)
 	for _, text := range []string{"hang", "fine"} { // killed at its timeout, then restarted
-		if _, _, err := e.Call(context.Background(), call(text), (&upstream{}).next); err != nil {
+		if _, _, _, err := e.Call(context.Background(), call(text), (&upstream{}).next); err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
 	}

@@ -24,6 +24,38 @@ func (LogHook) Run(e *zerolog.Event, _ zerolog.Level, _ string) {
 	}
 }
 
+// Served returns ctx, a transport's context given to WithRequest, with
+// the span context of the request served in it once Serve has started its
+// span: for a line the transport writes about the request after the
+// request's own context is gone (its span ended inside the call), so that
+// LogHook gives the line the served span's ids. ctx as it is otherwise.
+func Served(ctx context.Context) context.Context {
+	info, _ := ctx.Value(httpKey{}).(*httpInfo)
+	if info == nil {
+		return ctx
+	}
+	info.mu.Lock()
+	sc := info.served
+	info.mu.Unlock()
+	if !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithSpanContext(ctx, sc)
+}
+
+// WithIDsOf returns ctx with the span context of the request in of (its
+// ids only: not its span, on which nothing more is recorded, nor its
+// deadline or values): for work done outside a request's context but
+// about it, so that its log lines lead to that request's trace. ctx as it
+// is when of has no span.
+func WithIDsOf(ctx, of context.Context) context.Context {
+	sc := trace.SpanContextFromContext(of)
+	if !sc.IsValid() {
+		return ctx
+	}
+	return trace.ContextWithSpanContext(ctx, sc)
+}
+
 // Event names of a forwarded request's retry, on its client span.
 const (
 	eventSessionExpired = "mcp_gateway.session.reinitialize"

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -76,7 +77,8 @@ func (t *Telemetry) Serve(ctx context.Context, r Request) (context.Context, *Op)
 	if t == nil {
 		return ctx, nil
 	}
-	if info, ok := ctx.Value(httpKey{}).(httpInfo); ok {
+	info, _ := ctx.Value(httpKey{}).(*httpInfo)
+	if info != nil {
 		if r.ID == "" {
 			r.ID = info.id
 		}
@@ -95,6 +97,9 @@ func (t *Telemetry) Serve(ctx context.Context, r Request) (context.Context, *Op)
 	if t.tracer != nil {
 		ctx, op.span = t.tracer.Start(ctx, t.spanName(r), t.serverSpan...)
 		op.setAttrs("")
+		if info != nil {
+			info.serve(op.span.SpanContext())
+		}
 	}
 	op.start = startTime(op.span)
 	return ctx, op
@@ -363,7 +368,26 @@ func Serving(ctx context.Context) bool {
 // its JSON-RPC id and the HTTP traceparent header (see WithRequest).
 type httpKey struct{}
 
-type httpInfo struct{ id, traceparent, tracestate, transport string }
+type httpInfo struct {
+	id, traceparent, tracestate, transport string
+
+	// served is the span context of the first request Serve served in
+	// this context, for the transport's lines about the request written
+	// after Serve returned (Served). Under mu: a transport's context may
+	// reach more than one Serve (a batch), and a call's Serve may run on a
+	// goroutine of its own.
+	mu     sync.Mutex
+	served trace.SpanContext
+}
+
+// serve notes sc as the served request's span context, unless one is.
+func (h *httpInfo) serve(sc trace.SpanContext) {
+	h.mu.Lock()
+	if !h.served.IsValid() {
+		h.served = sc
+	}
+	h.mu.Unlock()
+}
 
 // WithRequest notes in ctx the JSON-RPC id of the request a transport
 // serves, the W3C trace context of its HTTP headers (a parent for it when
@@ -378,7 +402,7 @@ func (t *Telemetry) WithRequest(ctx context.Context, id, traceparent, tracestate
 			id = s
 		}
 	}
-	return context.WithValue(ctx, httpKey{}, httpInfo{id, traceparent, tracestate, transport})
+	return context.WithValue(ctx, httpKey{}, &httpInfo{id: id, traceparent: traceparent, tracestate: tracestate, transport: transport})
 }
 
 // setKey is what a duration's attribute set is made of.

@@ -310,3 +310,32 @@ func TestSpanNameCacheBound(t *testing.T) {
 		t.Errorf("past the bound: %q", got)
 	}
 }
+
+// Served gives a transport's context the span context of the first
+// request served in it, and nothing before that; WithIDsOf lends a
+// context's span ids to another, and nothing when it has none.
+func TestServedAndWithIDsOf(t *testing.T) {
+	tel, _ := recording(t)
+	ctx := tel.WithRequest(context.Background(), "7", "", "", "tcp")
+	if id, _ := IDs(Served(ctx)); id != "" {
+		t.Errorf("Served before any Serve: trace %s", id)
+	}
+	sctx, op := tel.Serve(ctx, Request{Method: "tools/call"})
+	op.End("")
+	_, again := tel.Serve(ctx, Request{Method: "tools/call"}) // a second request in the same context
+	again.End("")
+	wantTrace, wantSpan := IDs(sctx)
+	if tid, sid := IDs(Served(ctx)); tid != wantTrace || sid != wantSpan || tid == "" {
+		t.Errorf("Served: %s %s, want the first served span's %s %s", tid, sid, wantTrace, wantSpan)
+	}
+	if got := Served(context.Background()); got != context.Background() {
+		t.Error("Served made a context of one no transport noted")
+	}
+	base := context.Background()
+	if got := WithIDsOf(base, context.Background()); got != base {
+		t.Error("WithIDsOf of a context without a span made a new context")
+	}
+	if tid, sid := IDs(WithIDsOf(base, sctx)); tid != wantTrace || sid != wantSpan {
+		t.Errorf("WithIDsOf: %s %s, want %s %s", tid, sid, wantTrace, wantSpan)
+	}
+}

@@ -52,7 +52,7 @@ func newSizeInstruments(m metric.Meter) (sizeInstruments, error) {
 		return in, fmt.Errorf("metric mcp_gateway.list.size: %w", err)
 	}
 	if in.decisions, err = m.Int64Counter("mcp_gateway.interceptor.decisions", metric.WithUnit("{decision}"),
-		metric.WithDescription("Interceptor decisions that changed a call: deny, rewrite, respond, replace, failed, failed-open.")); err != nil {
+		metric.WithDescription("Interceptor decisions about calls: deny, rewrite, respond, replace, failed, failed-open, or pass (saw the call, changed nothing).")); err != nil {
 		return in, fmt.Errorf("metric mcp_gateway.interceptor.decisions: %w", err)
 	}
 	return in, nil
@@ -104,6 +104,28 @@ func Decisions(ctx context.Context, decisions []string) {
 		if t.inst.sizes.decisions != nil {
 			t.inst.sizes.decisions.Add(ctx, 1, t.decisionSet(d[:i], d[i+1:]).add...)
 		}
+	}
+}
+
+// OutcomePass is the decision outcome of an interceptor that saw a call
+// and let it through unchanged.
+const OutcomePass = "pass"
+
+// Passes counts, for the served request in ctx, a decision "pass" of each
+// interceptor named: one that saw the call and changed nothing. Counted
+// only, not an event on the span: most calls an interceptor sees pass, and
+// an event each would weigh down every span of them with nothing that
+// happened. Nothing when ctx has no served request or metrics are off.
+func Passes(ctx context.Context, names []string) {
+	if len(names) == 0 {
+		return
+	}
+	t, _ := ctx.Value(telemetryKey{}).(*Telemetry)
+	if t == nil || t.inst.sizes.decisions == nil {
+		return
+	}
+	for _, name := range names {
+		t.inst.sizes.decisions.Add(ctx, 1, t.decisionSet(name, OutcomePass).add...)
 	}
 }
 

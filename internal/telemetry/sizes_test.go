@@ -18,7 +18,7 @@ import (
 
 // Interceptor decisions reach the receiver as events of the served span,
 // split at the last colon (a name may hold one), and nothing is recorded
-// for a context without a served request.
+// for a context without a served request; a pass is no event.
 func TestDecisionsAreSpanEvents(t *testing.T) {
 	col := fixture.NewCollector(t)
 	tel, err := telemetry.New(context.Background(), telemetry.Options{Env: envOf("OTEL_EXPORTER_OTLP_ENDPOINT", col.URL)})
@@ -28,6 +28,7 @@ func TestDecisionsAreSpanEvents(t *testing.T) {
 	telemetry.Decisions(context.Background(), []string{"x:deny"}) // no served request: nothing
 	ctx, op := tel.Serve(context.Background(), telemetry.Request{Method: "tools/call", Tool: "echo"})
 	telemetry.Decisions(ctx, []string{"x-tools:alpha:rewrite", "guard:deny"})
+	telemetry.Passes(ctx, []string{"quiet"}) // counted only: no event
 	op.End("")
 	if err := tel.Shutdown(context.Background()); err != nil {
 		t.Fatal(err)
@@ -70,6 +71,7 @@ func TestSizesAndDecisionsInPrometheus(t *testing.T) {
 	ctx, op := tel.Serve(context.Background(), telemetry.Request{Method: "tools/call", Tool: "t"})
 	op.Bytes(100, -1) // the result unknown: not recorded
 	telemetry.Decisions(ctx, []string{"g:deny"})
+	telemetry.Passes(ctx, []string{"p"})
 	op.End("")
 	ctx, op = tel.Serve(context.Background(), telemetry.Request{Method: "tools/call", Tool: "t"})
 	op.Bytes(5000, 20)
@@ -78,7 +80,9 @@ func TestSizesAndDecisionsInPrometheus(t *testing.T) {
 	// The same interceptor, another outcome: its own series.
 	ctx, op = tel.Serve(context.Background(), telemetry.Request{Method: "tools/call", Tool: "t"})
 	telemetry.Decisions(ctx, []string{"g:rewrite"})
+	telemetry.Passes(ctx, []string{"p", "q"})
 	op.End("")
+	telemetry.Passes(context.Background(), []string{"p"}) // no served request: nothing
 
 	rec := httptest.NewRecorder()
 	tel.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
@@ -120,8 +124,8 @@ func TestSizesAndDecisionsInPrometheus(t *testing.T) {
 	for _, m := range fams["mcp_gateway_interceptor_decisions_total"].GetMetric() {
 		dec[label(m, "mcp_gateway_interceptor_name")+":"+label(m, "mcp_gateway_interceptor_outcome")] = m.GetCounter().GetValue()
 	}
-	if dec["g:deny"] != 2 || dec["p:replace"] != 1 || dec["g:rewrite"] != 1 || len(dec) != 3 {
-		t.Errorf("decisions %v, want g:deny 2, p:replace 1, g:rewrite 1", dec)
+	if dec["g:deny"] != 2 || dec["p:replace"] != 1 || dec["g:rewrite"] != 1 || dec["p:pass"] != 2 || dec["q:pass"] != 1 || len(dec) != 5 {
+		t.Errorf("decisions %v, want g:deny 2, p:replace 1, g:rewrite 1, p:pass 2, q:pass 1", dec)
 	}
 }
 
