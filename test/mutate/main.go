@@ -45,18 +45,19 @@ func main() {
 	coef := flag.Int("timeout-coefficient", 10, "gremlins' --timeout-coefficient")
 	exclude := flag.String("exclude", "", "a regexp of file names (base names) of the package not to mutate")
 	only := flag.String("only", "", "a regexp of file names (base names): mutate only these")
+	goflags := flag.String("goflags", "", "more GOFLAGS for every build and test run, e.g. -gcflags=-N (an unoptimized build compiles in about half the CPU)")
 	flag.Parse()
 	if *pkg == "" {
 		fmt.Fprintln(os.Stderr, "mutate: -pkg is required")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), os.Stdout, *pkg, *workers, *coef, *exclude, *only); err != nil {
+	if err := run(context.Background(), os.Stdout, *pkg, *workers, *coef, *exclude, *only, *goflags); err != nil {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out io.Writer, pkg string, workers, coef int, exclude, only string) error {
+func run(ctx context.Context, out io.Writer, pkg string, workers, coef int, exclude, only, goflags string) error {
 	pkg = filepath.Clean(pkg)
 	files, err := sourceFiles(pkg, exclude, only)
 	if err != nil {
@@ -83,7 +84,7 @@ func run(ctx context.Context, out io.Writer, pkg string, workers, coef int, excl
 			continue
 		}
 		fmt.Fprintf(out, "== %s: %d tests run its code: %s\n", f, len(tests), strings.Join(tests, " "))
-		t, err := mutateFile(ctx, out, pkg, f, all, tests, workers, coef)
+		t, err := mutateFile(ctx, out, pkg, f, all, tests, workers, coef, goflags)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f, err)
 		}
@@ -230,7 +231,7 @@ func coveredFiles(prof string) ([]string, error) {
 }
 
 // mutateFile runs gremlins on file alone, with only tests run per mutant.
-func mutateFile(ctx context.Context, out io.Writer, pkg, file string, all, tests []string, workers, coef int) (tally, error) {
+func mutateFile(ctx context.Context, out io.Writer, pkg, file string, all, tests []string, workers, coef int, goflags string) (tally, error) {
 	var others []string
 	for _, f := range all {
 		if f != file {
@@ -249,7 +250,7 @@ func mutateFile(ctx context.Context, out io.Writer, pkg, file string, all, tests
 	}
 	args = append(args, "./"+pkg)
 	cmd := exec.CommandContext(ctx, "go", args...)
-	cmd.Env = append(os.Environ(), "GOFLAGS=-count=1 -vet=off -ldflags=-w -run=^("+strings.Join(tests, "|")+")$")
+	cmd.Env = append(os.Environ(), strings.TrimSpace("GOFLAGS=-count=1 -vet=off -ldflags=-w -run=^("+strings.Join(tests, "|")+")$ "+goflags))
 	var buf bytes.Buffer
 	cmd.Stdout = io.MultiWriter(out, &buf)
 	cmd.Stderr = out
