@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"slices"
 	"testing"
 
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -13,12 +14,15 @@ import (
 	"github.com/mcp-gateway/mcp-gateway/internal/telemetry"
 )
 
-// TestSDKPathSpanRequestID: a single request the SDK serves (a 2026-era
-// tools/call on the stateless handler) is traced with its JSON-RPC id as
-// jsonrpc.request.id, as the fast path's spans are: the SDK hands its
-// handlers no id, so the endpoint puts it in the HTTP request's context.
+// TestSDKPathSpanRequestID: a single request the SDK serves (on a 2025-era
+// session's handler: initialize, two logging/setLevel; a 2026-era
+// tools/call on the stateless handler) is traced with its own JSON-RPC id
+// as jsonrpc.request.id, as the fast path's spans are, and a notification
+// with none: the SDK hands its handlers no id, so the endpoint passes it.
 // Without it an operator could not find the span of a request an agent
-// reports by its id. The counter shows the request took the SDK's path.
+// reports by its id; with the session's first id on every span, as the
+// initialize request's context once gave them, they would find the wrong
+// one. The counters show the requests took the SDK's path.
 func TestSDKPathSpanRequestID(t *testing.T) {
 	col := fixture.NewCollector(t)
 	ctx := context.Background()
@@ -34,6 +38,18 @@ func TestSDKPathSpanRequestID(t *testing.T) {
 	set := testSettings(t, 0)
 	set.Telemetry = tel
 	url, token, e := inProcessGatewayOf(t, set, io.Discard, fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}}))
+
+	s := newRawSession(t, url, token)
+	sdkBefore, fastBefore := e.sdk.served.Load(), e.fast.lists.Load()+e.fast.forwarded.Load()
+	for _, id := range []string{`"lvl-1"`, `72`} {
+		if status, _, r := s.post(`{"jsonrpc":"2.0","id":` + id + `,"method":"logging/setLevel","params":{"level":"info"}}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+			t.Fatalf("logging/setLevel: %d %+v", status, r)
+		}
+	}
+	if e.sdk.served.Load() != sdkBefore+2 || e.fast.lists.Load()+e.fast.forwarded.Load() != fastBefore {
+		t.Fatalf("logging/setLevel did not take the SDK's path (SDK %d -> %d, fast path %d -> %d)",
+			sdkBefore, e.sdk.served.Load(), fastBefore, e.fast.lists.Load()+e.fast.forwarded.Load())
+	}
 
 	e.fast.sdkOnly.Store(true)
 	stateless := e.fast.stateless.Load()
@@ -58,7 +74,15 @@ func TestSDKPathSpanRequestID(t *testing.T) {
 		}
 		return "", false
 	}
-	for _, c := range []struct{ method, id string }{{"tools/call", "7201"}} {
+	for _, c := range []struct {
+		method string
+		ids    []string
+	}{
+		{"initialize", []string{"0"}},
+		{"notifications/initialized", []string{""}}, // a notification has none
+		{"logging/setLevel", []string{"lvl-1", "72"}},
+		{"tools/call", []string{"7201"}},
+	} {
 		var ids []string
 		for _, s := range spans {
 			if m, _ := attr(s, "mcp.method.name"); m != c.method || s.Kind != tracepb.Span_SPAN_KIND_SERVER {
@@ -67,8 +91,8 @@ func TestSDKPathSpanRequestID(t *testing.T) {
 			id, _ := attr(s, "jsonrpc.request.id")
 			ids = append(ids, id)
 		}
-		if len(ids) != 1 || ids[0] != c.id {
-			t.Errorf("server spans of %s have request ids %q, want one span with %q", c.method, ids, c.id)
+		if !slices.Equal(ids, c.ids) {
+			t.Errorf("server spans of %s have request ids %q, want %q", c.method, ids, c.ids)
 		}
 	}
 }
