@@ -48,9 +48,14 @@ func KeepsRawParams(method string) bool {
 // unexported context key.
 const rawIDKey = "Mcp-Gateway raw request id"
 
-// WithRawID returns h (which WithRawParams made) with the JSON-RPC id of
-// the request as the agent wrote it (a JSON string or number).
+// WithRawID returns h (a header the caller owns, which it changes: one
+// WithRawParams made, or a clone; nil: a new one) with the JSON-RPC id of
+// the request as the agent wrote it (a JSON string or number), for the
+// handlers that need it (listen) and the request's span.
 func WithRawID(h http.Header, id json.RawMessage) http.Header {
+	if h == nil {
+		h = make(http.Header, 1)
+	}
 	if len(id) > 0 {
 		h[rawIDKey] = []string{string(id)}
 	}

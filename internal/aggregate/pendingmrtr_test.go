@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -79,32 +80,64 @@ func TestPendingPromptAndRead(t *testing.T) {
 // is plain HTTP: the Go SDK's client would take the untyped round for one
 // too (it looks at inputRequests only), other clients go by resultType.
 // Its requests reach the gateway with their params as sent, as the
-// endpoint passes them: decoded, the retry's state and answers would not
-// reach the server.
+// endpoint passes them, and decoded, as the SDK's stateless handler with
+// nothing in front passes them: the retry's state and answers must reach
+// the server either way.
 func TestPendingSecondRoundUntyped(t *testing.T) {
 	_, _, g := startGatewayG(t, map[string]fixture.Options{"a": {Name: "a", Tools: []string{"echo"}, SamplingExtras: true}})
-	sl := httptest.NewServer(withRawParams(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() },
-		&mcp.StreamableHTTPOptions{Stateless: true})))
-	t.Cleanup(sl.Close)
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return g.Server() }, &mcp.StreamableHTTPOptions{Stateless: true})
+	for name, h := range map[string]http.Handler{"params as sent": withRawParams(sdk), "params decoded": sdk} {
+		t.Run(name, func(t *testing.T) {
+			sl := httptest.NewServer(h)
+			t.Cleanup(sl.Close)
+			// The tool and the prompt of the same rounds.
+			for _, m := range []struct{ method, name string }{
+				{"tools/call", fixture.SamplingRoundsTool},
+				{"prompts/get", fixture.SamplingRoundsPrompt},
+			} {
+				t.Run(m.method, func(t *testing.T) { secondRoundUntyped(t, sl.URL, m.method, m.name) })
+			}
+		})
+	}
+}
+
+// secondRoundUntyped is TestPendingSecondRoundUntyped against the
+// stateless handler at url, for the tool or prompt name of method.
+func secondRoundUntyped(t *testing.T, url, method, name string) {
 	type round struct {
 		ResultType    string `json:"resultType"`
 		RequestState  string `json:"requestState"`
 		InputRequests map[string]struct {
 			Method string `json:"method"`
 		} `json:"inputRequests"`
-		Content []struct {
+		Content []struct { // a tool's
 			Text string `json:"text"`
 		} `json:"content"`
+		Messages []struct { // a prompt's
+			Content struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"messages"`
 	}
 	call := func(extra string) (r round) {
 		t.Helper()
 		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
 			`"io.modelcontextprotocol/clientCapabilities":{"sampling":{}},"io.modelcontextprotocol/clientInfo":{"name":"agent","version":"1"}}`
-		body := post2026(t, sl.URL, "tools/call", fixture.SamplingRoundsTool, `{"name":"`+fixture.SamplingRoundsTool+`",`+meta+extra+`}`)
+		body := post2026(t, url, method, name, `{"name":"`+name+`",`+meta+extra+`}`)
 		if res := resultIn(body); res == nil || json.Unmarshal(res, &r) != nil {
-			t.Fatalf("tools/call: no result in %s", body)
+			t.Fatalf("%s: no result in %s", method, body)
 		}
 		return r
+	}
+	text := func(r round) []string {
+		var out []string
+		for _, c := range r.Content {
+			out = append(out, c.Text)
+		}
+		for _, m := range r.Messages {
+			out = append(out, m.Content.Text)
+		}
+		return out
 	}
 	answer := func(key, text string) string {
 		return `"` + key + `":{"role":"assistant","model":"m1","content":{"type":"text","text":"` + text + `"}}`
@@ -114,13 +147,13 @@ func TestPendingSecondRoundUntyped(t *testing.T) {
 	if first.ResultType != "input_required" || !strings.HasPrefix(first.RequestState, "gw1.") || len(first.InputRequests) != 1 {
 		t.Fatalf("first answer: %+v, want the gateway's InputRequiredResult with the server's one request", first)
 	}
-	var key string
+	var asked string
 	for k, r := range first.InputRequests {
-		if key = k; r.Method != "sampling/createMessage" {
+		if asked = k; r.Method != "sampling/createMessage" {
 			t.Fatalf("first round: %s %s, want sampling/createMessage", k, r.Method)
 		}
 	}
-	second := call(`,"inputResponses":{` + answer(key, "answer to first") + `},"requestState":"` + first.RequestState + `"`)
+	second := call(`,"inputResponses":{` + answer(asked, "answer to first") + `},"requestState":"` + first.RequestState + `"`)
 	if second.ResultType != "input_required" || second.RequestState != "round2:answer to first" || len(second.InputRequests) != 1 {
 		t.Fatalf("second answer: %+v, want the server's second round typed input_required with its own state", second)
 	}
@@ -128,7 +161,7 @@ func TestPendingSecondRoundUntyped(t *testing.T) {
 		t.Fatalf("second round: %+v, want the server's request \"second\"", second.InputRequests)
 	}
 	last := call(`,"inputResponses":{` + answer("second", "answer to second") + `},"requestState":"` + second.RequestState + `"`)
-	if want := "first: answer to first; second: answer to second"; last.ResultType != "complete" || len(last.Content) != 1 || last.Content[0].Text != want {
+	if want := "first: answer to first; second: answer to second"; last.ResultType != "complete" || !slices.Equal(text(last), []string{want}) {
 		t.Errorf("last answer: %+v, want the result %q", last, want)
 	}
 }

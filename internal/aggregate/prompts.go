@@ -57,7 +57,8 @@ func (g *Gateway) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (mcp
 	if !sent {
 		meta := g.progress.forward(p.Meta, call)
 		defer g.progress.release(meta)
-		params := &mcp.GetPromptParams{Meta: meta, Name: r.name, Arguments: p.Arguments}
+		params := &mcp.GetPromptParams{Meta: meta, Name: r.name, Arguments: p.Arguments,
+			RequestState: p.RequestState, InputResponses: p.InputResponses} // a retry's, as in callTool
 		res, err = g.forward(ctx, call, r.up, "prompts/get", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
 			return cs.GetPrompt(ctx, params)
 		})

@@ -58,6 +58,8 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			r.Transport = "tcp"
 			if id, ok := pipeID(ex.Header); ok { // stdio mode's raw params header
 				r.Transport, r.ID = "pipe", id
+			} else if id := rawID(req); id != nil { // the HTTP endpoint's
+				r.ID = spanRequestID(id)
 			}
 			if r.Traceparent == "" {
 				r.Traceparent, r.Tracestate = ex.Header.Get("traceparent"), ex.Header.Get("tracestate")
@@ -74,6 +76,16 @@ func (g *Gateway) tracedMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		op.End(resultErrorType(res, err))
 		return res, err
 	}
+}
+
+// spanRequestID is a JSON-RPC id as a span names it: a string id without
+// its quotes, as telemetry.WithRequest gives the raw path's.
+func spanRequestID(id json.RawMessage) string {
+	var s string
+	if len(id) > 0 && id[0] == '"' && json.Unmarshal(id, &s) == nil {
+		return s
+	}
+	return string(id)
 }
 
 // Sync lists everything server offers over cs (all pages) and updates the

@@ -363,7 +363,8 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 		var res *mcp.CallToolResult
 		err := r.up.Do(ctx, func(cs *mcp.ClientSession) error {
 			var err error
-			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args})
+			res, err = cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args,
+				RequestState: p.RequestState, InputResponses: p.InputResponses})
 			return err
 		})
 		if err != nil {
@@ -381,8 +382,12 @@ func (g *Gateway) callTool(ctx context.Context, req *mcp.CallToolRequest) (mcp.R
 			res = typed
 		}
 	} else {
-		// The server's result bytes, as the fast path relays them.
-		params := &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args}
+		// The server's result bytes, as the fast path relays them. A
+		// 2026-era retry of the server's own input request carries its
+		// state and the answers: they go on (the raw path sends them as
+		// the agent wrote them).
+		params := &mcp.CallToolParams{Meta: meta, Name: r.name, Arguments: args,
+			RequestState: p.RequestState, InputResponses: p.InputResponses}
 		res, err = g.forward(ctx, call, r.up, "tools/call", params, func(ctx context.Context, cs *mcp.ClientSession) (mcp.Result, error) {
 			return cs.CallTool(ctx, params)
 		})

@@ -613,3 +613,58 @@ func TestBatchOfTaskRequests(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchCallsRunTogether: the calls of a batch run at once, not one
+// after another: a call that runs until it is cancelled (the verbatim
+// prompt with "wait") does not hold up the call after it in the batch,
+// whose server answers (its audit line is written) while the first is
+// still in flight. An agent may well send such a pair and cancel the
+// first once it has the second's answer in mind; run in order, the
+// second would never start. The batch is the fast path's: it is answered
+// as one JSON array.
+func TestBatchCallsRunTogether(t *testing.T) {
+	logs := &syncBuffer{}
+	url, token, g := inProcessGatewayOf(t, testSettings(t, 16), logs,
+		fixtureSpec("a", fixture.Options{Name: "a", Verbatim: true, ExtraTools: []string{"who"}}))
+	s := newRawSessionAt(t, url, token, "2025-03-26", `{}`)
+	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
+		t.Fatalf("prompts/list: %d %+v", status, r)
+	}
+	type answer struct {
+		status int
+		h      http.Header
+		out    []json.RawMessage
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		status, h, out, err := postBatchE(s, &http.Client{Timeout: 60 * time.Second}, "2025-03-26",
+			`[{"jsonrpc":"2.0","id":"w","method":"prompts/get","params":{"name":"verbatim","arguments":{"wait":"yes"}}},`+
+				`{"jsonrpc":"2.0","id":"who","method":"tools/call","params":{"name":"who","arguments":{}}}]`)
+		done <- answer{status, h, out, err}
+	}()
+	waitFor(t, 10*time.Second, "the batch's second call answered while the first waits", func() bool {
+		return strings.Contains(logs.String(), `"tool":"who"`)
+	})
+	g.fast.mu.Lock()
+	_, waiting := g.fast.calls[fastCallKey{s.id, `"w"`}]
+	g.fast.mu.Unlock()
+	if !waiting {
+		t.Fatal("the batch's first call is not in flight on the fast path")
+	}
+	if status, _, out := postBatch(t, s, nil, "2025-03-26", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w"}}`); status != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", status, out)
+	}
+	select {
+	case a := <-done:
+		if a.err != nil {
+			t.Fatalf("the batch: %v", a.err)
+		}
+		if a.status != http.StatusOK || a.h.Get("Content-Type") != "application/json" || len(a.out) != 1 ||
+			string(replyOf(t, a.out[0]).ID) != `"who"` || !strings.Contains(rawMember(t, a.out[0], "result"), "a:who") {
+			t.Errorf("the batch: %d %q %s, want the second call's answer alone, as JSON", a.status, a.h.Get("Content-Type"), a.out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the batch is still running after its waiting call was cancelled")
+	}
+}

@@ -188,16 +188,18 @@ func oneOriginAllowed(origin, host string, allowed []string) bool {
 	return false
 }
 
-// withRequestID notes a single request's JSON-RPC id in r's context for
-// the SDK path's span (the SDK hands its handlers no id; the HTTP request's
-// context reaches them). r itself when telemetry is off or r is no single
-// request.
+// withRequestID passes a single request's JSON-RPC id to the gateway's
+// handlers (aggregate.WithRawID) for the SDK path's span: the SDK hands
+// its handlers no id, and the HTTP request's context does not reach them
+// on a 2025-era session (their context is the session's, made from the
+// initialize request's), while the request's header does (RequestExtra).
+// r itself when telemetry is off or r is no single request.
 func withRequestID(t *telemetry.Telemetry, r *http.Request) *http.Request {
 	msg := messageOf(r)
 	if !t.Tracing() || msg == nil || msg.Batch > 0 || len(msg.ID) == 0 {
 		return r
 	}
-	return r.WithContext(t.WithRequest(r.Context(), string(msg.ID), "", "", "tcp"))
+	return withHeader(r, aggregate.WithRawID(r.Header.Clone(), msg.ID))
 }
 
 // withRawParams returns r carrying, for the gateway's handlers, the params

@@ -196,6 +196,14 @@ func TestEraEdge(t *testing.T) {
 			if err := json.Unmarshal(msg["error"], &e); err != nil || e.Code != row.code {
 				t.Fatalf("error %s, want code %d", msg["error"], row.code)
 			}
+			// An error names the request it answers: the agent matches
+			// answers to requests by id.
+			var sent struct {
+				ID json.RawMessage `json:"id"`
+			}
+			if err := json.Unmarshal([]byte(row.body), &sent); err != nil || string(msg["id"]) != string(sent.ID) {
+				t.Errorf("error answer's id %s, want the request's %s", msg["id"], sent.ID)
+			}
 			if row.code == mcp.CodeUnsupportedProtocolVersion {
 				var d mcp.UnsupportedProtocolVersionData
 				_ = json.Unmarshal(e.Data, &d)
@@ -205,6 +213,28 @@ func TestEraEdge(t *testing.T) {
 			}
 		})
 	}
+	// The version header alone, without the _meta envelope and without a
+	// session, makes a request of the revision (of exactly the revision's
+	// version): a notification, which carries no _meta, is accepted; a
+	// call gets the SDK's -32602 for the missing _meta, not the 2025 era's
+	// "session required".
+	t.Run("notification with the version header alone", func(t *testing.T) {
+		status, msg := statelessPost(t, url, token, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+			h("Mcp-Protocol-Version", v, "Mcp-Method", "notifications/cancelled"))
+		if status != http.StatusAccepted || msg != nil {
+			t.Errorf("%d, id %s, error %s; want 202 and no body", status, msg["id"], msg["error"])
+		}
+	})
+	t.Run("call with the version header alone", func(t *testing.T) {
+		status, msg := statelessPost(t, url, token, `{"jsonrpc":"2.0","id":13,"method":"tools/list"}`,
+			h("Mcp-Protocol-Version", v, "Mcp-Method", "tools/list"))
+		var e struct {
+			Code int64 `json:"code"`
+		}
+		if status != http.StatusBadRequest || json.Unmarshal(msg["error"], &e) != nil || e.Code != -32602 || string(msg["id"]) != "13" {
+			t.Errorf("%d, id %s, error %s; want 400 and the SDK's -32602 for request 13", status, msg["id"], msg["error"])
+		}
+	})
 	for _, method := range []string{http.MethodGet, http.MethodDelete} {
 		t.Run(method+" without a session", func(t *testing.T) {
 			req, _ := http.NewRequest(method, url, nil)

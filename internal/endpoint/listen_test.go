@@ -209,11 +209,18 @@ func TestListenMerged(t *testing.T) {
 // gets the listen's result (the revision's graceful end, which tells a
 // client not to take it for a dropped connection), then ends.
 func TestListenEndsAtShutdown(t *testing.T) {
-	url, token, _, stop := startInProcess(t, testSettings(t, 16), &syncBuffer{},
+	url, token, e, stop := startInProcess(t, testSettings(t, 16), &syncBuffer{},
 		fixtureSpec("a", fixture.Options{Name: "a", Tools: []string{"echo"}}))
 	l := openListen(t, url, token, `7`, `{"toolsListChanged":true}`)
 	if m := l.next(t, "the acknowledgement"); string(m["method"]) != `"notifications/subscriptions/acknowledged"` {
 		t.Fatalf("first message %v, want the acknowledgement", m)
+	}
+	// Shutdown waits, before it closes the sessions, for the listens the
+	// endpoint counts: the open one must be among them, or its result
+	// could be dropped unwritten (a race no run of this test would show
+	// reliably).
+	if n := e.listens.open(); n != 1 {
+		t.Fatalf("%d listen requests counted open, want 1", n)
 	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
@@ -232,4 +239,14 @@ func TestListenEndsAtShutdown(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Errorf("stop: %v", err)
 	}
+	if n := e.listens.open(); n != 0 {
+		t.Errorf("%d listen requests counted open after shutdown, want 0", n)
+	}
+}
+
+// open is how many listen requests o counts in.
+func (o *openListens) open() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n
 }

@@ -10,7 +10,8 @@ import (
 // TestOriginChecked: a request whose Origin is neither the endpoint's own
 // address (as its Host names it) nor an allowed origin gets 403, on a new
 // connection and on one the lane serves; no Origin, the own address and an
-// allowed origin are served. MCP clients outside a browser send no Origin:
+// allowed origin are served (the own address by http or https, not by
+// another scheme). MCP clients outside a browser send no Origin:
 // every other test of the package is such a client.
 func TestOriginChecked(t *testing.T) {
 	set := testSettings(t, DefaultMaxSessions)
@@ -43,12 +44,15 @@ func TestOriginChecked(t *testing.T) {
 	for name, client := range map[string]*http.Client{"new connection": fresh, "lane connection": kept} {
 		// On the kept-alive connection, the first call's answer hands the
 		// connection to the lane, which reads the ones after it.
-		for _, origin := range []string{"", "http://" + host, "https://app.example", "", "http://" + host} {
+		// The own address over https too: a proxy in front may end TLS.
+		for _, origin := range []string{"", "http://" + host, "https://app.example", "", "http://" + host, "https://" + host} {
 			if code, body := post(client, origin); code != http.StatusOK || !strings.Contains(body, "o") {
 				t.Errorf("%s, Origin %q: %d %s", name, origin, code, body)
 			}
 		}
-		for _, origin := range []string{"http://evil.example", "null", "https://app.example.evil", "http://" + host + ".evil"} {
+		// The own host under a scheme no page is served by is not the
+		// endpoint's address.
+		for _, origin := range []string{"http://evil.example", "null", "https://app.example.evil", "http://" + host + ".evil", "ftp://" + host} {
 			code, body := post(client, origin)
 			if code != http.StatusForbidden || !strings.Contains(body, "not allowed") || !strings.Contains(body, `"jsonrpc":"2.0"`) {
 				t.Errorf("%s, Origin %q: %d %s, want 403", name, origin, code, body)
