@@ -25,12 +25,7 @@ import (
 func tracing(t *testing.T) (*telemetry.Telemetry, *fixture.Collector) {
 	t.Helper()
 	col := fixture.NewCollector(t)
-	tel, err := telemetry.New(context.Background(), telemetry.Options{Env: func(k string) string {
-		if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
-			return col.URL
-		}
-		return ""
-	}})
+	tel, err := telemetry.New(context.Background(), telemetry.Options{Env: col.Env})
 	if err != nil || !tel.Tracing() {
 		t.Fatalf("telemetry.New = %v, %v", tel, err)
 	}

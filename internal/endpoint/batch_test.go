@@ -342,16 +342,10 @@ func TestBatchCancels(t *testing.T) {
 			return ok
 		})
 	}
-	type answer struct {
-		status int
-		h      http.Header
-		out    []json.RawMessage
-		err    error
-	}
-	done := make(chan answer, 1)
+	done := make(chan batchAnswer, 1)
 	go func() {
 		status, h, out, err := postBatchE(s, &http.Client{Timeout: 60 * time.Second}, "2025-03-26", fmt.Sprintf(wait, "w"))
-		done <- answer{status, h, out, err}
+		done <- batchAnswer{status, h, out, err}
 	}()
 	inFlight("w")
 	status, _, out := postBatch(t, s, nil, "2025-03-26", `[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w","reason":"test"}}]`)
@@ -372,23 +366,38 @@ func TestBatchCancels(t *testing.T) {
 	go func() {
 		status, h, out, err := postBatchE(s, &http.Client{Timeout: 60 * time.Second}, "2025-03-26",
 			`[`+fmt.Sprintf(wait, "w2")+`,{"jsonrpc":"2.0","id":"who","method":"tools/call","params":{"name":"who","arguments":{}}}]`)
-		done <- answer{status, h, out, err}
+		done <- batchAnswer{status, h, out, err}
 	}()
 	inFlight("w2")
-	if status, _, out := postBatch(t, s, nil, "2025-03-26", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w2"}}`); status != http.StatusAccepted {
+	cancelLeavesWho(t, s, done, "w2", "a batch with a cancelled request")
+}
+
+// batchAnswer is a batch POST's outcome, from the goroutine that sent it.
+type batchAnswer struct {
+	status int
+	h      http.Header
+	out    []json.RawMessage
+	err    error
+}
+
+// cancelLeavesWho cancels the batch call id and checks that the batch,
+// answered on done, answers with its "who" call's result alone, as JSON.
+func cancelLeavesWho(t *testing.T, s *rawSession, done <-chan batchAnswer, id, what string) {
+	t.Helper()
+	if status, _, out := postBatch(t, s, nil, "2025-03-26", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"`+id+`"}}`); status != http.StatusAccepted {
 		t.Fatalf("cancel: %d %s", status, out)
 	}
 	select {
 	case a := <-done:
 		if a.err != nil {
-			t.Fatalf("a batch with a cancelled request: %v", a.err)
+			t.Fatalf("%s: %v", what, a.err)
 		}
 		if a.status != http.StatusOK || a.h.Get("Content-Type") != "application/json" || len(a.out) != 1 ||
 			string(replyOf(t, a.out[0]).ID) != `"who"` || !strings.Contains(rawMember(t, a.out[0], "result"), "a:who") {
-			t.Errorf("a batch with a cancelled request: %d %q %s, want the other request's answer alone", a.status, a.h.Get("Content-Type"), a.out)
+			t.Errorf("%s: %d %q %s, want the other call's answer alone, as JSON", what, a.status, a.h.Get("Content-Type"), a.out)
 		}
 	case <-time.After(30 * time.Second):
-		t.Fatal("the batch with a cancelled request is still running")
+		t.Fatalf("%s: still running after its call %s was cancelled", what, id)
 	}
 }
 
@@ -630,18 +639,12 @@ func TestBatchCallsRunTogether(t *testing.T) {
 	if status, _, r := s.post(`{"jsonrpc":"2.0","id":"l","method":"prompts/list"}`); status != http.StatusOK || len(r) != 1 || r[0].Error != nil {
 		t.Fatalf("prompts/list: %d %+v", status, r)
 	}
-	type answer struct {
-		status int
-		h      http.Header
-		out    []json.RawMessage
-		err    error
-	}
-	done := make(chan answer, 1)
+	done := make(chan batchAnswer, 1)
 	go func() {
 		status, h, out, err := postBatchE(s, &http.Client{Timeout: 60 * time.Second}, "2025-03-26",
 			`[{"jsonrpc":"2.0","id":"w","method":"prompts/get","params":{"name":"verbatim","arguments":{"wait":"yes"}}},`+
 				`{"jsonrpc":"2.0","id":"who","method":"tools/call","params":{"name":"who","arguments":{}}}]`)
-		done <- answer{status, h, out, err}
+		done <- batchAnswer{status, h, out, err}
 	}()
 	waitFor(t, 10*time.Second, "the batch's second call answered while the first waits", func() bool {
 		return strings.Contains(logs.String(), `"tool":"who"`)
@@ -652,19 +655,5 @@ func TestBatchCallsRunTogether(t *testing.T) {
 	if !waiting {
 		t.Fatal("the batch's first call is not in flight on the fast path")
 	}
-	if status, _, out := postBatch(t, s, nil, "2025-03-26", `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"w"}}`); status != http.StatusAccepted {
-		t.Fatalf("cancel: %d %s", status, out)
-	}
-	select {
-	case a := <-done:
-		if a.err != nil {
-			t.Fatalf("the batch: %v", a.err)
-		}
-		if a.status != http.StatusOK || a.h.Get("Content-Type") != "application/json" || len(a.out) != 1 ||
-			string(replyOf(t, a.out[0]).ID) != `"who"` || !strings.Contains(rawMember(t, a.out[0], "result"), "a:who") {
-			t.Errorf("the batch: %d %q %s, want the second call's answer alone, as JSON", a.status, a.h.Get("Content-Type"), a.out)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the batch is still running after its waiting call was cancelled")
-	}
+	cancelLeavesWho(t, s, done, "w", "the batch")
 }

@@ -24,12 +24,7 @@ import (
 // call without a session.
 func TestDroppedNotificationsLogTraced(t *testing.T) {
 	col := fixture.NewCollector(t)
-	tel, err := telemetry.New(context.Background(), telemetry.Options{Env: func(k string) string {
-		if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
-			return col.URL
-		}
-		return ""
-	}})
+	tel, err := telemetry.New(context.Background(), telemetry.Options{Env: col.Env})
 	if err != nil || !tel.Tracing() {
 		t.Fatalf("telemetry.New = %v, %v", tel, err)
 	}

@@ -26,12 +26,7 @@ import (
 func TestSDKPathSpanRequestID(t *testing.T) {
 	col := fixture.NewCollector(t)
 	ctx := context.Background()
-	tel, err := telemetry.New(ctx, telemetry.Options{Env: func(k string) string {
-		if k == "OTEL_EXPORTER_OTLP_ENDPOINT" {
-			return col.URL
-		}
-		return ""
-	}})
+	tel, err := telemetry.New(ctx, telemetry.Options{Env: col.Env})
 	if err != nil {
 		t.Fatal(err)
 	}
