@@ -364,6 +364,19 @@ func TestCallerCapabilities2026(t *testing.T) {
 			if err != nil || !strings.Contains(string(res), `"input_required"`) {
 				t.Errorf("with URL elicitation: %s %v; want the server's input request", res, err)
 			}
+			// The caller's capabilities as the aggregate passes them: a
+			// function asked only when the request is stamped.
+			of := func() (json.RawMessage, string) { return json.RawMessage(`{"elicitation":{"url":{}}}`), "" }
+			res, err = u.CallRaw(WithCaller(ctx, of), "tools/call", ask)
+			if err != nil || !strings.Contains(string(res), `"input_required"`) {
+				t.Errorf("with URL elicitation through WithCaller: %s %v; want the server's input request", res, err)
+			}
+			// No caller: the capabilities of the SDK's own server/discover,
+			// which declare roots (and no elicitation) here.
+			res, err = u.CallRaw(ctx, "tools/call", json.RawMessage(`{"name":"ask","arguments":{"kinds":["roots"]}}`))
+			if err != nil || !strings.Contains(string(res), `"input_required"`) {
+				t.Errorf("roots, without a caller: %s %v; want the server's input request, asked with the capabilities learned from discover", res, err)
+			}
 		})
 	}
 }
