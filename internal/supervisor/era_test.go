@@ -487,10 +487,14 @@ func TestRemote2026Cancel(t *testing.T) {
 func TestCallerLogLevel2026(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var logged atomic.Int32
+	var logged, progressed atomic.Int32
 	intercept := func(_ string, n *jsonrpc.Request) bool {
-		if n.Method == "notifications/message" {
+		switch n.Method {
+		case "notifications/message":
 			logged.Add(1)
+			return true
+		case "notifications/progress":
+			progressed.Add(1)
 			return true
 		}
 		return false
@@ -505,7 +509,10 @@ func TestCallerLogLevel2026(t *testing.T) {
 	for _, c := range []struct {
 		ctx  context.Context
 		want int32
-	}{{ctx, 2}, {WithCallerLogLevel(ctx, "error"), 0}, {WithCallerLogLevel(ctx, "info"), 2}} {
+	}{{ctx, 2}, {WithCallerLogLevel(ctx, "error"), 0}, {WithCallerLogLevel(ctx, "info"), 2},
+		// The level from WithCaller's function, asked though the
+		// capabilities are set already.
+		{WithCaller(WithCallerCapabilities(ctx, json.RawMessage(`{}`)), func() (json.RawMessage, string) { return nil, "error" }), 0}} {
 		logged.Store(0)
 		if _, err := s.CallRaw(c.ctx, "tools/call", call); err != nil {
 			t.Fatal(err)
@@ -513,6 +520,15 @@ func TestCallerLogLevel2026(t *testing.T) {
 		if n := logged.Load(); n != c.want {
 			t.Errorf("%d log messages, want %d", n, c.want)
 		}
+	}
+	// The call's own _meta is kept beside the era's members: its
+	// progressToken brings the progress notifications.
+	progressed.Store(0)
+	if _, err := s.CallRaw(ctx, "tools/call", json.RawMessage(`{"name":"progress","arguments":{"steps":2},"_meta":{"progressToken":7}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if n := progressed.Load(); n != 2 {
+		t.Errorf("%d progress notifications for a call with a progressToken, want 2", n)
 	}
 }
 
