@@ -113,6 +113,62 @@ func TestWriteEntry(t *testing.T) {
 	}
 }
 
+// TestWriteEntryFields: each part of an entry has its place in `catalog <name>`: "none" for an
+// entry without properties and the "(* required)" header for one with them, a property's
+// description and note only when it has them, "notes:" before the first note alone.
+func TestWriteEntryFields(t *testing.T) {
+	c := mustParse(t, `{"servers": {
+		"bare": {"description": "Nothing to set", "command": ["/bin/bare"]},
+		"full": {"description": "Has it all", "command": ["/bin/full", "serve"], "notes": ["first note", "second note"],
+			"properties": {
+				"key": {"type": "string", "env": "KEY", "required": true, "description": "The  API\nkey", "note": "E2B calls it apiKey"},
+				"plain": {"type": "boolean", "flag": "--plain"}}}
+	}}`)
+	for name, want := range map[string]string{
+		"bare": "name:        bare\n" +
+			"description: Nothing to set\n" +
+			"start:       command\n" +
+			"runs:        /bin/bare\n" +
+			"properties:  none\n",
+		"full": "name:        full\n" +
+			"description: Has it all\n" +
+			"start:       command\n" +
+			"runs:        /bin/full serve\n" +
+			"properties:  (* required)\n" +
+			"  key*: a string, env KEY. The API key (E2B calls it apiKey)\n" +
+			"  plain: true or false, argument --plain\n" +
+			"notes:       first note\n" +
+			"             second note\n",
+	} {
+		var buf bytes.Buffer
+		if err := c.WriteEntry(&buf, name); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != want {
+			t.Errorf("entry %s:\n%s\nwant:\n%s", name, buf.String(), want)
+		}
+	}
+}
+
+// TestWrap: a line may be exactly width runes (not bytes) long; one rune more moves the last
+// word to the next line, after the indent; a word longer than a line gets a line of its own.
+func TestWrap(t *testing.T) {
+	for _, c := range []struct {
+		prefix, text string
+		width        int
+		want         string
+	}{
+		{"p: ", "aaa bbb", 10, "p: aaa bbb\n"},
+		{"p: ", "aaa bbb", 9, "p: aaa\n  bbb\n"},
+		{"p: ", "ééé ñññ", 10, "p: ééé ñññ\n"},
+		{"p: ", "x https://a.very.long/url y", 5, "p: x\n  https://a.very.long/url\n  y\n"},
+	} {
+		if got := wrap(c.prefix, c.text, c.width, "  "); got != c.want {
+			t.Errorf("wrap(%q, %q, %d) = %q, want %q", c.prefix, c.text, c.width, got, c.want)
+		}
+	}
+}
+
 func TestWriteJSON(t *testing.T) {
 	c := embeddedCatalog(t)
 	var buf, again bytes.Buffer
