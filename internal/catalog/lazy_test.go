@@ -53,7 +53,7 @@ func TestLoadLazyMatchesParse(t *testing.T) {
 }
 
 // TestSplitServers: documents the splitter does not recognize go to the strict parser, whose
-// error Load returns.
+// error Load returns. A document cut off inside an entry is refused, not read past its end.
 func TestSplitServers(t *testing.T) {
 	good := `{"servers": {"a": {"command": ["x"], "description": "} \" ] {"}, "b": {"command": ["y"]}}}`
 	m, ok := splitServers([]byte(good))
@@ -67,6 +67,7 @@ func TestSplitServers(t *testing.T) {
 		``, `[]`, `{"servers": {"a": {}, "a": {}}}`, `{"servers": {"a": 1}}`, `{"servers": {"a": {}}} x`,
 		`{"servers": {"a": {"b": "}}}`, `{"other": {}}`, `{"servers": {"a\"b": {}}}`, `{"servers": {"a": {}},}`,
 		`{"servers": {"a": {}}, "extra": 1}`, `{"servers": {"a": {]}}}`,
+		`{"servers": {"a": {"b": [1`, `{"servers": {"a": {`, // cut off outside a string
 	} {
 		if _, ok := splitServers([]byte(bad)); ok {
 			t.Errorf("splitServers(%s) accepted it", bad)
