@@ -171,6 +171,9 @@ func TestParseErrors(t *testing.T) {
 		{"bad env", prop(`{"type": "string", "env": "1Q"}`), []string{`"q"`, `env: "1Q"`}},
 		{"token env", prop(`{"type": "string", "env": "GATEWAY_ACCESS_TOKEN"}`), []string{`"q"`, "GATEWAY_ACCESS_TOKEN"}},
 		{"required not bool", prop(`{"type": "string", "flag": "--q", "required": "yes"}`), []string{`"q"`, "required: must be true or false, got string"}},
+		{"property name with a space", entry(`{"command": ["a"], "properties": {"api key": {"type": "string", "flag": "--k"}}}`), []string{`entry "x"`, `"api key"`, "invalid property name"}},
+		{"property name with a tab", entry(`{"command": ["a"], "properties": {"api\tkey": {"type": "string", "flag": "--k"}}}`), []string{`entry "x"`, "invalid property name"}},
+		{"empty property name", entry(`{"command": ["a"], "properties": {"": {"type": "string", "flag": "--k"}}}`), []string{`entry "x"`, "invalid property name"}},
 		{"reserved property", entry(`{"command": ["a"], "properties": {"runCmd": {"type": "string", "flag": "--r"}}}`), []string{`entry "x"`, `"runCmd"`, "reserved"}},
 	}
 	for _, tt := range tests {

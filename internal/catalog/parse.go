@@ -323,8 +323,11 @@ func parseProperties(raw json.RawMessage) (map[string]Property, error) {
 }
 
 func parseProperty(name string, raw json.RawMessage) (Property, error) {
-	if name == "" || strings.ContainsFunc(name, func(r rune) bool { return r < ' ' }) {
-		return Property{}, errors.New("invalid property name")
+	// A property name is a key of the config's server object, and every name in the E2B schema
+	// is a word ([A-Za-z0-9_]): a space in one is a catalog author's typo, one a config written
+	// to the schema would never match and a {name} template could not refer to.
+	if name == "" || strings.ContainsFunc(name, isSpaceOrControl) {
+		return Property{}, errors.New("invalid property name (empty, or with a space or control character)")
 	}
 	if slices.Contains(reservedKeys(), name) {
 		return Property{}, fmt.Errorf("name is reserved (%s)", strings.Join(reservedKeys(), ", "))
