@@ -132,6 +132,37 @@ func TestPullSplitsLongLines(t *testing.T) {
 	}
 }
 
+// TestPullLineOfMaxLength: a line of exactly maxLine bytes is one prefixed line; its newline
+// does not add an empty line after it.
+func TestPullLineOfMaxLength(t *testing.T) {
+	var out bytes.Buffer
+	script := `head -c ` + strconv.Itoa(maxLine) + ` /dev/zero | tr '\0' x; echo; echo y`
+	if err := Pull(context.Background(), []InstallStep{{Server: "s", Argv: sh(script)}}, &out, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(out.String(), "\n")
+	if len(lines) < 4 || lines[1] != "[s] "+strings.Repeat("x", maxLine) || lines[2] != "[s] y" {
+		t.Errorf("output is not the %d x's and y as two prefixed lines:\n%.200q", maxLine, out.String())
+	}
+}
+
+// TestRegistryURLFromNPMConfig: with no npm_config_registry in the environment, the registry is
+// what `npm config get registry` prints (an .npmrc may set it), when npm succeeds and prints a
+// URL; otherwise npm's default.
+func TestRegistryURLFromNPMConfig(t *testing.T) {
+	env := []string{"PATH=" + os.Getenv("PATH")}
+	for _, c := range []struct{ script, want string }{
+		{`[ "$*" = "config get registry" ] && echo " http://127.0.0.1:9/npm/ "`, "http://127.0.0.1:9/npm/"},
+		{`echo "http://127.0.0.1:9/npm/"; exit 1`, "https://registry.npmjs.org/"},
+		{`echo "undefined"`, "https://registry.npmjs.org/"},
+	} {
+		npm := fakeNPM(t, c.script)
+		if got := registryURL(context.Background(), []string{npm, "install", "-g", "x"}, env); got != c.want {
+			t.Errorf("npm script %q: registry %q, want %q", c.script, got, c.want)
+		}
+	}
+}
+
 // signalWriter closes ready when a line containing marker has been written.
 type signalWriter struct {
 	mu     sync.Mutex
