@@ -395,6 +395,22 @@ func sameSet(a, b []string) bool {
 
 // TestResolveArgTemplateAndFormat covers the destinations E2B entries add: one argument made
 // from a template, an env value and a header built from a format.
+// TestResolveTemplateBraces: only a brace, a name and a closing brace is a placeholder; "{}" and
+// a "{name" the template ends in are text, kept as they are, beside the placeholders filled.
+func TestResolveTemplateBraces(t *testing.T) {
+	cat := mustParse(t, `{"servers": {
+		"t": {"command": ["/bin/t"], "env": {"EMPTY": "{} {key}", "OPEN": "{key} {tail", "BRACE": "{key}{"},
+			"properties": {"key": {"type": "string", "flag": "--key"}, "lvl": {"type": "string", "arg": "--lvl={lvl}{x"}}}
+	}}`)
+	s := resolveOK(t, cat, ResolveOptions{}, `{"t": {"key": "k", "lvl": "v"}}`).Servers[0]
+	if want := map[string]string{"EMPTY": "{} k", "OPEN": "k {tail", "BRACE": "k{"}; !reflect.DeepEqual(s.Env, want) {
+		t.Errorf("Env = %v, want %v", s.Env, want)
+	}
+	if want := []string{"/bin/t", "--key", "k", "--lvl=v{x"}; !slices.Equal(s.Command, want) {
+		t.Errorf("Command = %q, want %q", s.Command, want)
+	}
+}
+
 func TestResolveArgTemplateAndFormat(t *testing.T) {
 	cat := mustParse(t, `{"servers": {
 		"t": {"command": ["/bin/t"], "env": {"MODE": "stdio", "CONF": "{\"key\": \"{key}\"}"},
