@@ -58,6 +58,27 @@ func TestWriteTable(t *testing.T) {
 	}
 }
 
+// TestShorten: a cell of exactly n runes is kept whole; one rune more is cut to n with "…"; a
+// cell of several lines keeps its first, marked as cut.
+func TestShorten(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"abcde", 5, "abcde"},
+		{"ééééé", 5, "ééééé"},
+		{"abcdef", 5, "abcd…"},
+		{"ab cdef", 4, "ab…"},
+		{"first\nsecond", 20, "first…"},
+		{"  padded  ", 6, "padded"},
+	} {
+		if got := shorten(c.s, c.n); got != c.want {
+			t.Errorf("shorten(%q, %d) = %q, want %q", c.s, c.n, got, c.want)
+		}
+	}
+}
+
 // TestWriteTableEmbedded: the embedded catalog's table fits TableWidth columns on every line,
 // with every entry's name whole.
 func TestWriteTableEmbedded(t *testing.T) {
