@@ -3,6 +3,8 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -15,9 +17,46 @@ import (
 type instruments struct {
 	server   metric.Float64Histogram
 	client   metric.Float64Histogram
-	inflight metric.Int64UpDownCounter
+	inflight *liveCalls // nil: no metrics
 	sizes    sizeInstruments
 	meter    metric.Meter
+}
+
+// liveCalls counts, per server, the requests forwarded and not yet
+// answered, for mcp_gateway.calls.in_flight. A call adds and removes
+// itself with an atomic add, and the metric reads the counts when it is
+// collected: the SDK's synchronous counter cost two recorded measurements
+// per call, each an attribute set lookup and a lock. Server names come
+// from the configuration, so the map stays small.
+type liveCalls struct {
+	m sync.Map // server name → *liveCount
+}
+
+// liveCount is one server's count and its metric attributes.
+type liveCount struct {
+	n    atomic.Int64
+	opts []metric.ObserveOption
+}
+
+// of returns server's count, made on its first call.
+func (l *liveCalls) of(server string) *liveCount {
+	if c, ok := l.m.Load(server); ok {
+		return c.(*liveCount)
+	}
+	set := metricAttrs(Request{}, server, "")
+	c, _ := l.m.LoadOrStore(server, &liveCount{opts: []metric.ObserveOption{metric.WithAttributeSet(set)}})
+	return c.(*liveCount)
+}
+
+// observe reports every server's count seen so far, zero included, as the
+// synchronous counter's cumulative sum did.
+func (l *liveCalls) observe(_ context.Context, o metric.Int64Observer) error {
+	l.m.Range(func(_, v any) bool {
+		c := v.(*liveCount)
+		o.Observe(c.n.Load(), c.opts...)
+		return true
+	})
+	return nil
 }
 
 // durationBuckets are the conventions' boundaries for MCP durations, with
@@ -39,8 +78,10 @@ func newInstruments(m metric.Meter) (instruments, error) {
 		metric.WithExplicitBucketBoundaries(durationBuckets()...)); err != nil {
 		return in, fmt.Errorf("metric mcp.client.operation.duration: %w", err)
 	}
-	if in.inflight, err = m.Int64UpDownCounter("mcp_gateway.calls.in_flight", metric.WithUnit("{call}"),
-		metric.WithDescription("Requests forwarded to a server and not yet answered.")); err != nil {
+	in.inflight = &liveCalls{}
+	if _, err = m.Int64ObservableUpDownCounter("mcp_gateway.calls.in_flight", metric.WithUnit("{call}"),
+		metric.WithDescription("Requests forwarded to a server and not yet answered."),
+		metric.WithInt64Callback(in.inflight.observe)); err != nil {
 		return in, fmt.Errorf("metric mcp_gateway.calls.in_flight: %w", err)
 	}
 	if in.sizes, err = newSizeInstruments(m); err != nil {

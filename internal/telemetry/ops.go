@@ -66,6 +66,9 @@ type Op struct {
 	internal bool
 	server   string
 	req      Request
+	// live is the in-flight count a forwarded request is in (nil
+	// without metrics).
+	live *liveCount
 }
 
 // maxRequestAttrs is the most attributes requestAttrs gives a span.
@@ -182,7 +185,8 @@ func Forward(ctx context.Context, server string, r Request) (context.Context, *O
 	}
 	op := &Op{t: t, client: true, server: server, req: r}
 	if t.inst.inflight != nil {
-		t.inst.inflight.Add(ctx, 1, t.attrSet(Request{}, server, "").add...)
+		op.live = t.inst.inflight.of(server)
+		op.live.n.Add(1)
 	}
 	if t.tracer != nil {
 		ctx, op.span = t.tracer.Start(ctx, t.spanName(r), t.clientSpan...)
@@ -257,7 +261,9 @@ func (op *Op) End(errType string) {
 	ctx := context.Background()
 	if op.client {
 		inst.client.Record(ctx, secs, attrs.rec...)
-		inst.inflight.Add(ctx, -1, op.t.attrSet(Request{}, op.server, "").add...)
+		if op.live != nil {
+			op.live.n.Add(-1)
+		}
 		return
 	}
 	inst.server.Record(ctx, secs, attrs.rec...)

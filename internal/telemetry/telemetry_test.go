@@ -212,6 +212,44 @@ func TestPrometheusText(t *testing.T) {
 	if g := fams["mcp_gateway_calls_in_flight"].GetMetric(); len(g) != 1 || g[0].GetGauge().GetValue() != 0 {
 		t.Errorf("in flight %v", g)
 	}
+	// Two calls forwarded to a and one to b, not answered yet; then ended.
+	ctx, op := tel.Serve(context.Background(), telemetry.Request{Method: "tools/call", Tool: "x"})
+	var open []*telemetry.Op
+	for _, server := range []string{"a", "b", "a"} {
+		_, fwd := telemetry.Forward(ctx, server, telemetry.Request{Method: "tools/call", Tool: "x"})
+		open = append(open, fwd)
+	}
+	if got := inFlight(t, tel); got["a"] != 2 || got["b"] != 1 || len(got) != 2 {
+		t.Errorf("in flight during the calls: %v, want a=2 b=1", got)
+	}
+	for _, fwd := range open {
+		fwd.End("")
+	}
+	op.End("")
+	if got := inFlight(t, tel); got["a"] != 0 || got["b"] != 0 || len(got) != 2 {
+		t.Errorf("in flight after the calls: %v, want a=0 b=0", got)
+	}
+}
+
+// inFlight is /metrics' mcp_gateway_calls_in_flight by server.
+func inFlight(t *testing.T, tel *telemetry.Telemetry) map[string]float64 {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	tel.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	p := expfmt.NewTextParser(model.LegacyValidation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(rec.Body.String()))
+	if err != nil {
+		t.Fatalf("parse: %v\n%s", err, rec.Body.String())
+	}
+	got := map[string]float64{}
+	for _, m := range fams["mcp_gateway_calls_in_flight"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "mcp_gateway_server_name" {
+				got[l.GetValue()] = m.GetGauge().GetValue()
+			}
+		}
+	}
+	return got
 }
 
 // The metrics exported over OTLP decode as MetricsData.
