@@ -77,6 +77,7 @@ func run(ctx context.Context, out io.Writer, pkg string, workers, coef int, excl
 		return err
 	}
 	var total tally
+	var failed []string
 	for _, f := range files {
 		tests := reach[f]
 		if len(tests) == 0 {
@@ -86,11 +87,18 @@ func run(ctx context.Context, out io.Writer, pkg string, workers, coef int, excl
 		fmt.Fprintf(out, "== %s: %d tests run its code: %s\n", f, len(tests), strings.Join(tests, " "))
 		t, err := mutateFile(ctx, out, pkg, f, all, tests, workers, coef, goflags)
 		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			// gremlins stops when the unmutated tests fail its coverage
+			// run (a flaky test under load): the other files still count.
+			fmt.Fprintf(out, "== %s: not run: %v\n", f, err)
+			failed = append(failed, f)
+			continue
 		}
 		total.add(t)
 	}
 	fmt.Fprintf(out, "== total: %s\n", total)
+	if len(failed) > 0 {
+		return fmt.Errorf("gremlins failed on %s; run them again with -only", strings.Join(failed, ", "))
+	}
 	return nil
 }
 
