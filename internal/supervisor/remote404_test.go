@@ -35,9 +35,11 @@ func TestRemote404FailsFastAndRecoversAtOnce(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	// RetryFailed 1ns: the call after recovery may try at once however
-	// soon it follows the failed ones (1 s by default).
+	// soon it follows the failed ones (1 s by default). The backoff is
+	// ten minutes: only the call's own try can bring the remote back
+	// within the test.
 	r, _ := runRemote(t, catalog.ServerSpec{URL: srv.URL}, RemoteOptions{ProbeInterval: -1, RetryFailed: time.Nanosecond,
-		RestartPolicy: RestartPolicy{MinBackoff: 100 * time.Millisecond, MaxBackoff: 30 * time.Second}})
+		RestartPolicy: RestartPolicy{MinBackoff: 10 * time.Minute, MaxBackoff: 30 * time.Minute}})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if err := r.WaitStarted(ctx); err != nil {

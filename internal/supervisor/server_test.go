@@ -223,8 +223,10 @@ func TestCrashLoopFails(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+	// At once, not after waiting for a restart: no retry of a failed
+	// stdio server is due (RetryFailed is for remotes).
 	_, err := call(ctx, s, "echo", map[string]any{"text": "x"})
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "exit status 4") || !strings.Contains(err.Error(), "failing at start as asked") {
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), ": failed: ") || !strings.Contains(err.Error(), "exit status 4") || !strings.Contains(err.Error(), "failing at start as asked") {
 		t.Fatalf("call to a failed server: %v", err)
 	}
 }
