@@ -375,10 +375,12 @@ func TestFastPathProgressTokenEscaped(t *testing.T) {
 // log messages come on the call's response, an SSE stream, each before the
 // result, with the caller's token and the server's tag, as the server sent
 // them otherwise; the answer follows. Two sessions using the same token
-// get their own progress only.
+// get their own progress only. No warning of dropped notifications is
+// logged for an agent that read every event.
 func TestFastPathStreamsProgress(t *testing.T) {
-	url, token, _, _ := fastPathGateway(t)
+	url, token, g, logs := fastPathGateway(t)
 	s := newRawSession(t, url, token)
+	forwarded := g.fast.forwarded.Load()
 	for i := range 10 {
 		_, h, events := s.postEvents(callBody(10+i, "progress", `{"steps":3}`, `{"progressToken":7}`))
 		if ct := h.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") || len(events) != 4 {
@@ -406,6 +408,14 @@ func TestFastPathStreamsProgress(t *testing.T) {
 	_, _, events = s.postEvents(callBody(31, "log", `{"level":"debug","message":"below the level"}`, ""))
 	if len(events) != 1 || !strings.Contains(events[0], `"result"`) {
 		t.Fatalf("a message below the session's level came through: %q", events)
+	}
+	if n := g.fast.forwarded.Load() - forwarded; n != 12 {
+		t.Errorf("the fast path forwarded %d of the 12 calls", n)
+	}
+	// Every event reached an agent that read them all: none was dropped,
+	// so there is nothing to warn about.
+	if strings.Contains(logs.String(), "notifications of a call dropped") {
+		t.Errorf("a warning of dropped notifications, though the agent read every one:\n%s", logs)
 	}
 }
 
