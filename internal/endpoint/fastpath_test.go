@@ -163,7 +163,13 @@ func TestFastPathCancel(t *testing.T) {
 	}
 	resp.Body.Close()
 	select {
-	case <-done:
+	case a := <-done:
+		// Its request is still open: it hears why the call ended, which
+		// is not the agent's doing (no cancellation of its own).
+		if len(a.replies) != 1 || a.replies[0].Error == nil || a.replies[0].Error.Code != -32603 || a.replies[0].Error.Message != "request cancelled" {
+			got, _ := json.Marshal(a.replies)
+			t.Errorf("the call of the deleted session answered %s, want -32603 request cancelled", got)
+		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a fast call outlived its session")
 	}
