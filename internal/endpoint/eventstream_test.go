@@ -1,6 +1,7 @@
 package endpoint
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -97,5 +98,46 @@ func TestStreamBacklogBound(t *testing.T) {
 					len(got), got, len(want))
 			}
 		})
+	}
+}
+
+// TestStreamWritesAfterFirstFlush: the stream's writer keeps running after
+// a batch of events went out, so an event queued once the agent has read
+// the first still reaches it. Real net/http on 127.0.0.1; the handler
+// queues the second event only after the agent read the first.
+func TestStreamWritesAfterFirstFlush(t *testing.T) {
+	read := make(chan struct{})
+	failed := make(chan error, 1)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := &eventStream{w: w}
+		err := s.enqueue([]byte("data: first\n\n"), true)
+		if err == nil {
+			<-read
+			err = s.enqueue([]byte("data: second\n\n"), true)
+		}
+		s.close()
+		failed <- err
+	}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	br := bufio.NewReader(resp.Body)
+	first, err := br.ReadString('\n')
+	if err != nil || first != "data: first\n" {
+		t.Fatalf("first event: %q %v", first, err)
+	}
+	close(read)
+	rest, err := io.ReadAll(br)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := <-failed; err != nil {
+		t.Fatalf("the second event, queued after the first was read: %v", err)
+	}
+	if string(rest) != "\ndata: second\n\n" {
+		t.Errorf("after the first event the agent read %q, want the second", rest)
 	}
 }
