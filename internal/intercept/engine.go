@@ -230,7 +230,7 @@ func (e *Engine) Call(ctx context.Context, c *Call, next Next) (res json.RawMess
 func passes(ran, trace []string) []string {
 	out := ran[:0]
 	for _, name := range ran {
-		if !slices.ContainsFunc(trace, func(d string) bool { return d[:strings.LastIndexByte(d, ':')] == name }) {
+		if !slices.ContainsFunc(trace, func(d string) bool { return d == name || strings.HasPrefix(d, name+":") }) {
 			out = append(out, name)
 		}
 	}
